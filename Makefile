@@ -1,0 +1,34 @@
+# fpsketch: PGXS build.  Tests: make installcheck (pg_regress, isolation
+# specs, and the standalone sketch tests) against a running server that has
+# shared_preload_libraries = 'fpsketch'.
+
+MODULE_big = fpsketch
+OBJS = \
+	$(WIN32RES) \
+	fpsketch.o \
+	fpsketch_am.o \
+	cc/keys.o \
+	cc/tictoc.o \
+	cc/txn.o \
+	sketch/fpsketch.o
+
+EXTENSION = fpsketch
+DATA = fpsketch--1.0.sql
+PGFILEDESC = "fpsketch - serializable heap tables with FPSketch timestamps"
+
+REGRESS = $(patsubst sql/%.sql,%,$(sort $(wildcard sql/*.sql)))
+ISOLATION = $(patsubst specs/%.spec,%,$(sort $(wildcard specs/*.spec)))
+ISOLATION_OPTS = --load-extension=fpsketch
+
+PG_CPPFLAGS = -I$(srcdir)
+SHLIB_LINK =
+
+PG_CONFIG ?= pg_config
+PGXS := $(shell $(PG_CONFIG) --pgxs)
+include $(PGXS)
+
+.PHONY: sketch-test
+sketch-test:
+	$(MAKE) -C sketch test test-broken
+
+installcheck: sketch-test

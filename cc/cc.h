@@ -1,0 +1,134 @@
+/*-------------------------------------------------------------------------
+ *
+ * cc.h
+ *	  fpsketch concurrency control: what the table AM and the protocols share.
+ *
+ * Layering:
+ *	fpsketch_am.c	heap details: which callbacks read or write which row
+ *					version, staleness of a heap version, key derivation input
+ *	cc/keys.c		row identity -> 64-bit key
+ *	cc/txn.c		per-backend transaction state (the access set), xact and
+ *					subxact callbacks, shared counters, errors
+ *	cc/tictoc.c		the TicToc protocol over FPSketch entries, in the words
+ *					of the dissertation's Algorithm 3
+ *	sketch/			the FPSketch itself
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef FPS_CC_H
+#define FPS_CC_H
+
+#include "access/tableam.h"
+#include "executor/tuptable.h"
+#include "utils/relcache.h"
+#include "utils/snapshot.h"
+
+#include "../sketch/fpsketch.h"
+
+/* fpsketch.protocol */
+typedef enum FpsProtocol
+{
+	FPS_PROTOCOL_OFF,
+	FPS_PROTOCOL_TICTOC
+} FpsProtocol;
+
+extern int	fps_protocol;
+extern int	fps_lock_wait_timeout_ms;
+
+/* ---- shared state (fpsketch.c) ---- */
+
+/*
+ * Why a transaction was aborted.  Every reason is a 40001 with its own
+ * errdetail and its own counter in fpsketch_stats.
+ */
+typedef enum FpsAbortReason
+{
+	FPS_ABORT_STALE_READ,		/* read a version with a committed successor */
+	FPS_ABORT_REREAD_CHANGED,	/* read two different versions of one row */
+	FPS_ABORT_VALIDATE_CHANGED,	/* validation: wts moved since the read */
+	FPS_ABORT_VALIDATE_LOCKED,	/* validation: concurrent committer holds it */
+	FPS_ABORT_CONCURRENT_UPDATE,	/* heap reported TM_Updated/TM_Deleted */
+	FPS_ABORT_LOCK_TIMEOUT,		/* waited too long for a locked key */
+	FPS_ABORT_TABLE_FULL,		/* no free exact-table entry */
+	FPS_NUM_ABORT_REASONS
+} FpsAbortReason;
+
+typedef struct FpsSharedCounters
+{
+	volatile fps_u64 commits;		/* transactions that touched fpsketch */
+	volatile fps_u64 read_only_commits;
+	volatile fps_u64 aborts[FPS_NUM_ABORT_REASONS];
+	volatile fps_u64 lock_waits;	/* reads or locks that had to wait */
+	volatile fps_u64 floor_raises;
+} FpsSharedCounters;
+
+extern FPSketch *fps_sketch;
+extern FpsSharedCounters *fps_counters;
+
+extern void fps_require_shmem(void);
+
+/* ---- keys (cc/keys.c) ---- */
+
+typedef struct FpsRelInfo
+{
+	Oid			relid;
+	bool		tracked;		/* permanent fpsketch relation */
+	bool		by_tid;			/* no primary key / replica identity index */
+	int			nkeys;
+	AttrNumber	attnums[INDEX_MAX_KEYS];
+	Oid			collations[INDEX_MAX_KEYS];
+	struct TypeCacheEntry *types[INDEX_MAX_KEYS];
+} FpsRelInfo;
+
+extern FpsRelInfo *fps_relinfo(Relation rel);
+extern fps_u64 fps_key_from_slot(Relation rel, FpsRelInfo *info, TupleTableSlot *slot);
+extern fps_u64 fps_key_from_tid(Relation rel, ItemPointer tid);
+
+/* ---- transaction state (cc/txn.c) ---- */
+
+/* One key the transaction touched: the access set's element. */
+typedef struct FpsAccess
+{
+	fps_u64		key;
+	FpsEntry   *entry;			/* pinned until the transaction ends */
+	fps_u64		observed;		/* entry word when first read (unlocked) */
+	Oid			relid;			/* for error messages */
+	bool		is_read;
+	bool		is_write;
+	bool		locked;			/* we hold the entry's lock bit */
+} FpsAccess;
+
+typedef struct FpsTxn
+{
+	FpsAccess  *accesses;
+	int			naccesses;
+	int			maxaccesses;
+	int		   *map;			/* open addressing: key -> access index */
+	int			mapsize;		/* power of two */
+	bool		active;			/* touched an fpsketch table */
+	bool		validated;		/* PRE_COMMIT succeeded, commit_ts valid */
+	bool		raise_floor;	/* wrote past per-key tracking (DDL, bulk) */
+	fps_u64		commit_ts;
+} FpsTxn;
+
+extern FpsTxn fps_txn;
+
+extern bool fps_tracking_active(Relation rel, FpsRelInfo **info);
+extern FpsAccess *fps_txn_access(fps_u64 key, Oid relid);
+extern void fps_txn_note_untracked_write(void);
+extern void fps_txn_register_callbacks(void);
+extern pg_attribute_noreturn() void fps_abort(FpsAbortReason reason, Oid relid);
+extern bool fps_wait_while_locked(FpsAccess *access, fps_u64 *word);
+
+/* ---- TicToc (cc/tictoc.c) ---- */
+
+/* Answers "does the version just read have a committed successor?" */
+typedef bool (*FpsStaleCheck) (void *arg);
+
+extern void tictoc_read(FpsAccess *access, FpsStaleCheck is_stale, void *arg);
+extern void tictoc_write(FpsAccess *access);
+extern void tictoc_validate(FpsTxn *txn);
+extern void tictoc_commit(FpsTxn *txn);
+extern void tictoc_abort(FpsTxn *txn);
+
+#endif							/* FPS_CC_H */

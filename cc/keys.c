@@ -1,0 +1,162 @@
+/*-------------------------------------------------------------------------
+ *
+ * keys.c
+ *	  Row identity -> 64-bit FPSketch key.
+ *
+ * A row key is (database, relation OID, logical row identity).  The identity
+ * is the primary key's (or the replica identity index's) column values, each
+ * hashed by its type's extended hash support function, so equal values give
+ * equal keys whatever version or page the row lives in.  Tables without such
+ * an index fall back to the tuple version's TID; an UPDATE then writes the old
+ * TID's key and the new one.  The relation OID, not the relfilenode, is used:
+ * TRUNCATE, CLUSTER and VACUUM FULL change the latter.
+ *
+ * Per-relation key metadata is cached in rd_amcache, which the relcache
+ * frees on every invalidation (so an added primary key is picked up).  A
+ * change of key scheme happens under ACCESS EXCLUSIVE lock and raises the
+ * FPSketch floor at commit (see txn.c), so keys of the old scheme need not
+ * be carried over.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "access/relation.h"
+#include "catalog/pg_am.h"
+#include "miscadmin.h"
+#include "utils/fmgroids.h"
+#include "utils/lsyscache.h"
+#include "utils/memutils.h"
+#include "utils/rel.h"
+#include "utils/typcache.h"
+
+#include "cc.h"
+
+#define XXH_INLINE_ALL
+#include <xxhash.h>
+
+/* Distinct seeds keep row, TID and (later) phantom key spaces apart. */
+#define FPS_SEED_ROW_KEY	UINT64_C(0x66707320726f7720)
+#define FPS_SEED_TID_KEY	UINT64_C(0x6670732074696420)
+
+static void
+fill_identity(Relation rel, FpsRelInfo *info)
+{
+	Oid			indexoid = RelationGetPrimaryKeyIndex(rel);
+	Relation	indexrel;
+	int			i;
+
+	if (!OidIsValid(indexoid))
+		indexoid = RelationGetReplicaIndex(rel);
+	info->by_tid = true;
+	if (!OidIsValid(indexoid))
+		return;
+
+	indexrel = relation_open(indexoid, AccessShareLock);
+	info->nkeys = indexrel->rd_index->indnkeyatts;
+	for (i = 0; i < info->nkeys; i++)
+	{
+		AttrNumber	attnum = indexrel->rd_index->indkey.values[i];
+		Form_pg_attribute att;
+		TypeCacheEntry *tce;
+
+		if (attnum <= 0)		/* expression: cannot happen for a PK */
+		{
+			relation_close(indexrel, AccessShareLock);
+			return;
+		}
+		att = TupleDescAttr(RelationGetDescr(rel), attnum - 1);
+		tce = lookup_type_cache(att->atttypid, TYPECACHE_HASH_EXTENDED_PROC_FINFO);
+		if (!OidIsValid(tce->hash_extended_proc))
+		{
+			/* a type without hashing: identity by TID is still correct */
+			relation_close(indexrel, AccessShareLock);
+			return;
+		}
+		info->attnums[i] = attnum;
+		info->collations[i] = att->attcollation;
+		info->types[i] = tce;
+	}
+	relation_close(indexrel, AccessShareLock);
+	info->by_tid = false;
+}
+
+/*
+ * The cached metadata for rel.  "tracked" is false for relations whose reads
+ * and writes no other session can race with (temporary tables).
+ */
+FpsRelInfo *
+fps_relinfo(Relation rel)
+{
+	FpsRelInfo *info = (FpsRelInfo *) rel->rd_amcache;
+
+	if (likely(info != NULL))
+		return info;
+
+	info = MemoryContextAllocZero(CacheMemoryContext, sizeof(FpsRelInfo));
+	info->relid = RelationGetRelid(rel);
+	info->tracked = rel->rd_rel->relpersistence != RELPERSISTENCE_TEMP &&
+		rel->rd_rel->relkind == RELKIND_RELATION;
+	info->by_tid = true;
+	if (info->tracked)
+		fill_identity(rel, info);
+
+	/* fill_identity may have triggered a rebuild that reset rd_amcache */
+	if (rel->rd_amcache != NULL)
+		pfree(rel->rd_amcache);
+	rel->rd_amcache = info;
+	return info;
+}
+
+fps_u64
+fps_key_from_slot(Relation rel, FpsRelInfo *info, TupleTableSlot *slot)
+{
+	struct
+	{
+		Oid			dbid;
+		Oid			relid;
+		uint64		hashes[INDEX_MAX_KEYS];
+	}			buf;
+	int			i;
+
+	if (info->by_tid)
+		return fps_key_from_tid(rel, &slot->tts_tid);
+
+	buf.dbid = MyDatabaseId;
+	buf.relid = info->relid;
+	for (i = 0; i < info->nkeys; i++)
+	{
+		bool		isnull;
+		Datum		value = slot_getattr(slot, info->attnums[i], &isnull);
+
+		/* identity columns are NOT NULL; keep NULL distinct all the same */
+		if (isnull)
+			buf.hashes[i] = UINT64_C(0x6e756c6c);
+		else
+			buf.hashes[i] = DatumGetUInt64(FunctionCall2Coll(&info->types[i]->hash_extended_proc_finfo,
+															 info->collations[i],
+															 value,
+															 Int64GetDatum(0)));
+	}
+	return XXH3_64bits_withSeed(&buf,
+								offsetof(typeof(buf), hashes) + sizeof(uint64) * info->nkeys,
+								FPS_SEED_ROW_KEY);
+}
+
+fps_u64
+fps_key_from_tid(Relation rel, ItemPointer tid)
+{
+	struct
+	{
+		Oid			dbid;
+		Oid			relid;
+		BlockNumber block;
+		uint32		offset;
+	}			buf;
+
+	buf.dbid = MyDatabaseId;
+	buf.relid = RelationGetRelid(rel);
+	buf.block = ItemPointerGetBlockNumber(tid);
+	buf.offset = ItemPointerGetOffsetNumber(tid);
+	return XXH3_64bits_withSeed(&buf, sizeof(buf), FPS_SEED_TID_KEY);
+}

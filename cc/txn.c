@@ -1,0 +1,305 @@
+/*-------------------------------------------------------------------------
+ *
+ * txn.c
+ *	  Per-backend transaction state and the transaction callbacks.
+ *
+ * The access set (fps_txn) lives in TopMemoryContext and is reused across
+ * transactions, so steady-state reads do not palloc.  Every key in it is
+ * pinned in the FPSketch (INCREF at first touch) until the transaction ends.
+ *
+ * Callback placement follows CommitTransaction():
+ *	XACT_EVENT_PRE_COMMIT	validate (may ERROR: the transaction aborts
+ *							cleanly and XACT_EVENT_ABORT releases)
+ *	XACT_EVENT_COMMIT		install and release: runs after the commit is
+ *							visible, must not ERROR or palloc (it would PANIC)
+ *	XACT_EVENT_ABORT		release every lock bit and pin; idempotent, also
+ *							after a successful PRE_COMMIT
+ *	XACT_EVENT_PRE_PREPARE	refused: a prepared transaction would hold pins
+ *							and lock bits across sessions and restarts
+ *
+ * Subtransactions: the reads of an aborted subtransaction stay in the read
+ * set (what a PL/pgSQL EXCEPTION block read may have influenced what the
+ * transaction did next) and so do its writes (installing a timestamp for a
+ * row that was not changed after all is a safe over-approximation).
+ *
+ * Shared state touched here: entry words through the protocol, the pins
+ * through fps_incref/fps_decref, and fps_counters with atomics.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "access/parallel.h"
+#include "access/xact.h"
+#include "access/xlog.h"
+#include "miscadmin.h"
+#include "storage/ipc.h"
+#include "utils/timestamp.h"
+#include "utils/lsyscache.h"
+#include "utils/memutils.h"
+#include "utils/rel.h"
+
+#include "cc.h"
+
+#define XXH_INLINE_ALL
+#include <xxhash.h>
+
+FpsTxn		fps_txn;
+
+static void fps_before_shmem_exit(int code, Datum arg);
+
+static const char *const abort_detail[FPS_NUM_ABORT_REASONS] = {
+	[FPS_ABORT_STALE_READ] = "A row of relation \"%s\" was read after a concurrent transaction had committed a newer version of it.",
+	[FPS_ABORT_REREAD_CHANGED] = "Two different versions of a row of relation \"%s\" were read in one transaction.",
+	[FPS_ABORT_VALIDATE_CHANGED] = "A row of relation \"%s\" read by this transaction was overwritten before it could commit.",
+	[FPS_ABORT_VALIDATE_LOCKED] = "A row of relation \"%s\" read by this transaction is being overwritten by a concurrently committing transaction.",
+	[FPS_ABORT_CONCURRENT_UPDATE] = "A row of relation \"%s\" was updated or deleted by a concurrent transaction.",
+	[FPS_ABORT_LOCK_TIMEOUT] = "Waited longer than fpsketch.lock_wait_timeout for a committing writer of relation \"%s\".",
+	[FPS_ABORT_TABLE_FULL] = "The FPSketch exact table is full; a row of relation \"%s\" could not be pinned.",
+};
+
+/*
+ * Raise the 40001 for reason.  The caller's state is released by the
+ * XACT_EVENT_ABORT callback that follows.
+ */
+void
+fps_abort(FpsAbortReason reason, Oid relid)
+{
+	char	   *relname = OidIsValid(relid) ? get_rel_name(relid) : NULL;
+
+	fps_atomic_add(&fps_counters->aborts[reason], 1);
+	ereport(ERROR,
+			(errcode(ERRCODE_T_R_SERIALIZATION_FAILURE),
+			 errmsg("could not serialize access due to concurrent update"),
+			 errdetail(abort_detail[reason], relname ? relname : "?"),
+			 reason == FPS_ABORT_TABLE_FULL ?
+			 errhint("Increase fpsketch.max_entries or make transactions touch fewer rows.") :
+			 errhint("The transaction might succeed if retried.")));
+}
+
+/*
+ * Is rel's access to be tracked by the protocol now?  Temporary tables,
+ * recovery and fpsketch.protocol = off are untracked; a tracked read in a
+ * parallel worker would escape the leader's read set, so it is refused (the
+ * planner hook keeps plans from getting here).
+ */
+bool
+fps_tracking_active(Relation rel, FpsRelInfo **info)
+{
+	if (fps_protocol == FPS_PROTOCOL_OFF)
+		return false;
+	*info = fps_relinfo(rel);
+	if (!(*info)->tracked || RecoveryInProgress())
+		return false;
+	if (IsInParallelMode() && IsParallelWorker())
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("fpsketch table \"%s\" cannot be read in a parallel worker",
+						RelationGetRelationName(rel))));
+	fps_require_shmem();
+	return true;
+}
+
+/* ---- the access set ---- */
+
+static inline uint32
+map_slot(fps_u64 key, int mapsize)
+{
+	/* keys are already hashes */
+	return (uint32) (key ^ (key >> 32)) & (mapsize - 1);
+}
+
+static void
+map_rebuild(int mapsize)
+{
+	int			i;
+
+	if (fps_txn.map)
+		pfree(fps_txn.map);
+	fps_txn.map = MemoryContextAlloc(TopMemoryContext, sizeof(int) * mapsize);
+	fps_txn.mapsize = mapsize;
+	memset(fps_txn.map, -1, sizeof(int) * mapsize);
+	for (i = 0; i < fps_txn.naccesses; i++)
+	{
+		uint32		s = map_slot(fps_txn.accesses[i].key, mapsize);
+
+		while (fps_txn.map[s] >= 0)
+			s = (s + 1) & (mapsize - 1);
+		fps_txn.map[s] = i;
+	}
+}
+
+/*
+ * The access for key, pinning it on first touch.  Raises 40001 if the exact
+ * table has no room: never an out-of-memory error a client would not retry.
+ */
+FpsAccess *
+fps_txn_access(fps_u64 key, Oid relid)
+{
+	uint32		s;
+	FpsAccess  *access;
+	FpsEntry   *entry;
+
+	if (unlikely(fps_txn.map == NULL))
+	{
+		fps_txn.maxaccesses = 256;
+		fps_txn.accesses = MemoryContextAlloc(TopMemoryContext,
+											  sizeof(FpsAccess) * fps_txn.maxaccesses);
+		map_rebuild(1024);
+		before_shmem_exit(fps_before_shmem_exit, 0);
+	}
+
+	s = map_slot(key, fps_txn.mapsize);
+	while (fps_txn.map[s] >= 0)
+	{
+		access = &fps_txn.accesses[fps_txn.map[s]];
+		if (access->key == key)
+			return access;
+		s = (s + 1) & (fps_txn.mapsize - 1);
+	}
+
+	/* grow before pinning, so that an out-of-memory ERROR leaks no pin */
+	if (fps_txn.naccesses >= fps_txn.maxaccesses)
+	{
+		fps_txn.accesses = repalloc(fps_txn.accesses,
+									sizeof(FpsAccess) * fps_txn.maxaccesses * 2);
+		fps_txn.maxaccesses *= 2;
+	}
+	if (fps_txn.naccesses * 2 >= fps_txn.mapsize)
+	{
+		map_rebuild(fps_txn.mapsize * 2);
+		s = map_slot(key, fps_txn.mapsize);
+		while (fps_txn.map[s] >= 0)
+			s = (s + 1) & (fps_txn.mapsize - 1);
+	}
+
+	entry = fps_incref(fps_sketch, key);
+	if (entry == NULL)
+		fps_abort(FPS_ABORT_TABLE_FULL, relid);
+
+	access = &fps_txn.accesses[fps_txn.naccesses];
+	memset(access, 0, sizeof(FpsAccess));
+	access->key = key;
+	access->entry = entry;
+	access->relid = relid;
+	fps_txn.map[s] = fps_txn.naccesses++;
+	fps_txn.active = true;
+	return access;
+}
+
+/* This transaction wrote rows (or changed key schemes) past per-key tracking. */
+void
+fps_txn_note_untracked_write(void)
+{
+	if (fps_protocol == FPS_PROTOCOL_OFF)
+		return;
+	fps_require_shmem();
+	fps_txn.raise_floor = true;
+	fps_txn.active = true;
+}
+
+/*
+ * Wait until the entry is not locked by another transaction's commit.
+ * Lock bits are held only from PRE_COMMIT to COMMIT of their owner, so this
+ * is short; it is bounded by fpsketch.lock_wait_timeout and interruptible.
+ * Returns false on timeout; *word receives the last word loaded.
+ */
+bool
+fps_wait_while_locked(FpsAccess *access, fps_u64 *word)
+{
+	TimestampTz start = 0;
+	long		sleep_us = 10;
+	int			spins = 0;
+
+	*word = fps_entry_load(access->entry);
+	while (fps_word_locked(*word) && !access->locked)
+	{
+		if (start == 0)
+		{
+			start = GetCurrentTimestamp();
+			fps_atomic_add(&fps_counters->lock_waits, 1);
+		}
+		CHECK_FOR_INTERRUPTS();
+		if (++spins > 100)
+		{
+			pg_usleep(sleep_us);
+			sleep_us = Min(sleep_us * 2, 1000);
+			if (TimestampDifferenceExceeds(start, GetCurrentTimestamp(),
+										   fps_lock_wait_timeout_ms))
+				return false;
+		}
+		*word = fps_entry_load(access->entry);
+	}
+	return true;
+}
+
+/* ---- release ---- */
+
+static void
+txn_reset(void)
+{
+	if (fps_txn.naccesses > 0)
+		memset(fps_txn.map, -1, sizeof(int) * fps_txn.mapsize);
+	fps_txn.naccesses = 0;
+	fps_txn.active = false;
+	fps_txn.validated = false;
+	fps_txn.raise_floor = false;
+	fps_txn.commit_ts = 0;
+}
+
+static void
+fps_xact_callback(XactEvent event, void *arg)
+{
+	if (!fps_txn.active)
+		return;
+
+	switch (event)
+	{
+		case XACT_EVENT_PRE_COMMIT:
+			if (fps_protocol == FPS_PROTOCOL_TICTOC)
+				tictoc_validate(&fps_txn);
+			break;
+
+		case XACT_EVENT_COMMIT:
+			/* no ERROR, no palloc from here on */
+			tictoc_commit(&fps_txn);
+			txn_reset();
+			break;
+
+		case XACT_EVENT_ABORT:
+			tictoc_abort(&fps_txn);
+			txn_reset();
+			break;
+
+		case XACT_EVENT_PRE_PREPARE:
+			ereport(ERROR,
+					(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+					 errmsg("cannot PREPARE a transaction that has accessed fpsketch tables"),
+					 errdetail("fpsketch keeps per-row timestamps pinned in shared memory only until the transaction ends."),
+					 errhint("Commit or roll back the transaction instead.")));
+			break;
+
+		default:
+			break;
+	}
+}
+
+/*
+ * A FATAL exit or an error escaping before the transaction machinery runs
+ * must not leave pins or lock bits behind.
+ */
+static void
+fps_before_shmem_exit(int code, Datum arg)
+{
+	if (fps_txn.active && fps_sketch != NULL)
+	{
+		tictoc_abort(&fps_txn);
+		txn_reset();
+	}
+}
+
+void
+fps_txn_register_callbacks(void)
+{
+	RegisterXactCallback(fps_xact_callback, NULL);
+}

@@ -1,0 +1,413 @@
+/*-------------------------------------------------------------------------
+ *
+ * fpsketch.c
+ *	  Module entry: GUCs, shared memory, planner and utility hooks, the
+ *	  statistics functions behind the fpsketch_stats view.
+ *
+ * Shared memory: one FPSketch (sketch/fpsketch.c documents its locking)
+ * and one FpsSharedCounters, updated with atomics only.  Both are created
+ * in shmem_startup_hook by the postmaster and inherited by every backend;
+ * after a crash the postmaster re-creates them empty, which is correct:
+ * timestamps need not survive a restart (no transaction does either).
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "access/htup_details.h"
+#include "access/table.h"
+#include "catalog/namespace.h"
+#include "catalog/pg_class.h"
+#include "commands/defrem.h"
+#include "fmgr.h"
+#include "funcapi.h"
+#include "miscadmin.h"
+#include "nodes/parsenodes.h"
+#include "optimizer/paths.h"
+#include "optimizer/plancat.h"
+#include "storage/ipc.h"
+#include "storage/lwlock.h"
+#include "storage/shmem.h"
+#include "tcop/utility.h"
+#include "utils/builtins.h"
+#include "utils/guc.h"
+#include "utils/rel.h"
+#include "utils/syscache.h"
+
+#include "cc/cc.h"
+#include "fpsketch_am.h"
+
+PG_MODULE_MAGIC;
+
+/* ---- GUCs ---- */
+
+int			fps_protocol = FPS_PROTOCOL_TICTOC;
+int			fps_lock_wait_timeout_ms = 10000;
+static int	fps_variant = FPS_VARIANT_FOCUS_SKETCH;
+static int	fps_sketch_size_kb = 32;
+static int	fps_sketch_rows = 4;
+static int	fps_max_entries = -1;
+
+static const struct config_enum_entry protocol_options[] = {
+	{"tictoc", FPS_PROTOCOL_TICTOC, false},
+	{"off", FPS_PROTOCOL_OFF, false},
+	{NULL, 0, false}
+};
+
+static const struct config_enum_entry variant_options[] = {
+	{"focus_sketch", FPS_VARIANT_FOCUS_SKETCH, false},
+	{"focus_counter", FPS_VARIANT_FOCUS_COUNTER, false},
+	{"exact", FPS_VARIANT_EXACT, false},
+	{NULL, 0, false}
+};
+
+/* ---- shared state ---- */
+
+FPSketch   *fps_sketch = NULL;
+FpsSharedCounters *fps_counters = NULL;
+static bool fps_preloaded = false;
+
+static shmem_request_hook_type prev_shmem_request_hook = NULL;
+static shmem_startup_hook_type prev_shmem_startup_hook = NULL;
+static set_rel_pathlist_hook_type prev_set_rel_pathlist_hook = NULL;
+static get_relation_info_hook_type prev_get_relation_info_hook = NULL;
+static ProcessUtility_hook_type prev_process_utility_hook = NULL;
+
+void		_PG_init(void);
+
+/* The exact table's size: fpsketch.max_entries, or a default per variant. */
+static int
+effective_max_entries(void)
+{
+	if (fps_max_entries > 0)
+		return fps_max_entries;
+	switch (fps_variant)
+	{
+		case FPS_VARIANT_FOCUS_COUNTER:
+			return 262144;
+		case FPS_VARIANT_EXACT:
+			return 1048576;
+		default:
+			return 65536;
+	}
+}
+
+static void
+fps_config(FpsConfig *config)
+{
+	memset(config, 0, sizeof(*config));
+	config->variant = (FpsVariant) fps_variant;
+	config->max_entries = effective_max_entries();
+	config->sketch_rows = fps_sketch_rows;
+	config->sketch_cols = (uint32) (((uint64) fps_sketch_size_kb * 1024) /
+									(sizeof(fps_u64) * 2 * fps_sketch_rows));
+	config->seed = UINT64_C(0x46505365747368);
+}
+
+/* Every tracked access goes through here: say clearly what is missing. */
+void
+fps_require_shmem(void)
+{
+	if (likely(fps_sketch != NULL))
+		return;
+	ereport(ERROR,
+			(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+			 errmsg("fpsketch must be loaded via shared_preload_libraries"),
+			 errdetail("fpsketch keeps per-row timestamps in shared memory, which can only be set up at server start."),
+			 errhint("Add fpsketch to shared_preload_libraries in postgresql.conf and restart the server.")));
+}
+
+static void
+fps_shmem_request(void)
+{
+	FpsConfig	config;
+
+	if (prev_shmem_request_hook)
+		prev_shmem_request_hook();
+	fps_config(&config);
+	RequestAddinShmemSpace(add_size(fps_shmem_size(&config),
+									sizeof(FpsSharedCounters)));
+}
+
+static void
+fps_shmem_startup(void)
+{
+	FpsConfig	config;
+	bool		found;
+	void	   *mem;
+
+	if (prev_shmem_startup_hook)
+		prev_shmem_startup_hook();
+
+	fps_config(&config);
+	LWLockAcquire(AddinShmemInitLock, LW_EXCLUSIVE);
+	mem = ShmemInitStruct("fpsketch", fps_shmem_size(&config), &found);
+	if (!found)
+		fps_sketch = fps_create(mem, &config);
+	else
+		fps_sketch = fps_attach(mem);
+	fps_counters = ShmemInitStruct("fpsketch counters",
+								   sizeof(FpsSharedCounters), &found);
+	if (!found)
+		memset(fps_counters, 0, sizeof(FpsSharedCounters));
+	LWLockRelease(AddinShmemInitLock);
+}
+
+/* Is relid's table access method fpsketch?  No lock needed: catalog only. */
+static bool
+relam_is_fpsketch(Oid relid)
+{
+	HeapTuple	tuple = SearchSysCache1(RELOID, ObjectIdGetDatum(relid));
+	bool		result = false;
+
+	if (HeapTupleIsValid(tuple))
+	{
+		Oid			amoid = ((Form_pg_class) GETSTRUCT(tuple))->relam;
+
+		result = OidIsValid(amoid) && amoid == get_table_am_oid("fpsketch", true);
+		ReleaseSysCache(tuple);
+	}
+	return result;
+}
+
+/* ---- planner: close the reads the AM would not see ---- */
+
+static bool
+relid_is_fpsketch(Oid relid)
+{
+	Relation	rel = table_open(relid, NoLock);
+	bool		result = fps_is_fpsketch_relation(rel);
+
+	table_close(rel, NoLock);
+	return result;
+}
+
+/*
+ * Parallel workers would read outside the leader's read set: no partial
+ * paths and no parallel-safe paths over fpsketch relations.
+ */
+static void
+fps_set_rel_pathlist(PlannerInfo *root, RelOptInfo *rel, Index rti,
+					 RangeTblEntry *rte)
+{
+	if (prev_set_rel_pathlist_hook)
+		prev_set_rel_pathlist_hook(root, rel, rti, rte);
+
+	if (rte->rtekind == RTE_RELATION && rte->relkind == RELKIND_RELATION &&
+		relid_is_fpsketch(rte->relid))
+	{
+		ListCell   *lc;
+
+		rel->partial_pathlist = NIL;
+		rel->consider_parallel = false;
+		foreach(lc, rel->pathlist)
+			((Path *) lfirst(lc))->parallel_safe = false;
+	}
+}
+
+/*
+ * Index-only scans answer from the index for all-visible pages without
+ * fetching the row version, so the read would never reach the AM.
+ */
+static void
+fps_get_relation_info(PlannerInfo *root, Oid relationObjectId, bool inhparent,
+					  RelOptInfo *rel)
+{
+	if (prev_get_relation_info_hook)
+		prev_get_relation_info_hook(root, relationObjectId, inhparent, rel);
+
+	if (!inhparent && relid_is_fpsketch(relationObjectId))
+	{
+		ListCell   *lc;
+
+		foreach(lc, rel->indexlist)
+		{
+			IndexOptInfo *index = (IndexOptInfo *) lfirst(lc);
+			int			i;
+
+			for (i = 0; i < index->ncolumns; i++)
+				index->canreturn[i] = false;
+		}
+	}
+}
+
+/*
+ * Statements that can change an fpsketch table's key scheme (primary key,
+ * replica identity) without rewriting it: the transaction raises the floor
+ * at commit, as a rewrite does.
+ */
+static void
+fps_process_utility(PlannedStmt *pstmt, const char *queryString,
+					bool readOnlyTree, ProcessUtilityContext context,
+					ParamListInfo params, QueryEnvironment *queryEnv,
+					DestReceiver *dest, QueryCompletion *qc)
+{
+	Node	   *stmt = pstmt->utilityStmt;
+	bool		may_change_keys = false;
+
+	if (fps_sketch != NULL && IsA(stmt, AlterTableStmt))
+	{
+		Oid			relid = RangeVarGetRelid(((AlterTableStmt *) stmt)->relation,
+											 NoLock, true);
+
+		may_change_keys = OidIsValid(relid) && relam_is_fpsketch(relid);
+	}
+	else if (IsA(stmt, DropStmt) && ((DropStmt *) stmt)->removeType == OBJECT_INDEX)
+		may_change_keys = true;
+
+	if (prev_process_utility_hook)
+		prev_process_utility_hook(pstmt, queryString, readOnlyTree, context,
+								  params, queryEnv, dest, qc);
+	else
+		standard_ProcessUtility(pstmt, queryString, readOnlyTree, context,
+								params, queryEnv, dest, qc);
+
+	if (may_change_keys && fps_sketch != NULL && IsTransactionState())
+		fps_txn_note_untracked_write();
+}
+
+/* ---- module load ---- */
+
+void
+_PG_init(void)
+{
+	DefineCustomEnumVariable("fpsketch.protocol",
+							 "Concurrency control protocol for fpsketch tables.",
+							 "tictoc makes every transaction that touches fpsketch tables serializable; off tracks nothing (heap READ COMMITTED behaviour).",
+							 &fps_protocol, FPS_PROTOCOL_TICTOC, protocol_options,
+							 PGC_POSTMASTER, 0, NULL, NULL, NULL);
+	DefineCustomEnumVariable("fpsketch.variant",
+							 "FPSketch variant: focus_sketch, focus_counter or exact.",
+							 NULL,
+							 &fps_variant, FPS_VARIANT_FOCUS_SKETCH, variant_options,
+							 PGC_POSTMASTER, 0, NULL, NULL, NULL);
+	DefineCustomIntVariable("fpsketch.sketch_size",
+							"Memory for the FPSketch's sketch (peripheral region).",
+							"Ignored by focus_counter, whose sketch is a single cell.",
+							&fps_sketch_size_kb, 32, 1, 1024 * 1024,
+							PGC_POSTMASTER, GUC_UNIT_KB, NULL, NULL, NULL);
+	DefineCustomIntVariable("fpsketch.sketch_rows",
+							"Number of hash rows of the FPSketch's sketch.",
+							NULL,
+							&fps_sketch_rows, 4, 1, 16,
+							PGC_POSTMASTER, 0, NULL, NULL, NULL);
+	DefineCustomIntVariable("fpsketch.max_entries",
+							"Capacity of the FPSketch's exact table (keys pinned by running transactions).",
+							"-1 picks a default for the variant: 65536 (focus_sketch), 262144 (focus_counter), 1048576 (exact).",
+							&fps_max_entries, -1, -1, 64 * 1024 * 1024,
+							PGC_POSTMASTER, 0, NULL, NULL, NULL);
+	DefineCustomIntVariable("fpsketch.lock_wait_timeout",
+							"Longest wait for a committing writer's lock on a row before the waiter aborts with 40001.",
+							NULL,
+							&fps_lock_wait_timeout_ms, 10000, 1, INT_MAX,
+							PGC_SUSET, GUC_UNIT_MS, NULL, NULL, NULL);
+	MarkGUCPrefixReserved("fpsketch");
+
+	if (fps_max_entries >= 0 && fps_max_entries < 64)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("invalid value for parameter \"fpsketch.max_entries\": %d", fps_max_entries),
+				 errhint("Use -1 for the variant's default or a value of at least 64.")));
+	if ((uint64) fps_sketch_size_kb * 1024 < sizeof(fps_u64) * 2 * fps_sketch_rows)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("fpsketch.sketch_size is too small for fpsketch.sketch_rows = %d", fps_sketch_rows)));
+
+	(void) fps_table_am_routine();
+
+	if (!process_shared_preload_libraries_in_progress)
+		return;					/* fps_require_shmem() explains at first use */
+
+	fps_preloaded = true;
+	prev_shmem_request_hook = shmem_request_hook;
+	shmem_request_hook = fps_shmem_request;
+	prev_shmem_startup_hook = shmem_startup_hook;
+	shmem_startup_hook = fps_shmem_startup;
+	prev_set_rel_pathlist_hook = set_rel_pathlist_hook;
+	set_rel_pathlist_hook = fps_set_rel_pathlist;
+	prev_get_relation_info_hook = get_relation_info_hook;
+	get_relation_info_hook = fps_get_relation_info;
+	prev_process_utility_hook = ProcessUtility_hook;
+	ProcessUtility_hook = fps_process_utility;
+	fps_txn_register_callbacks();
+}
+
+/* ---- SQL-callable ---- */
+
+PG_FUNCTION_INFO_V1(fpsketch_require_preload);
+
+Datum
+fpsketch_require_preload(PG_FUNCTION_ARGS)
+{
+	fps_require_shmem();
+	PG_RETURN_VOID();
+}
+
+static const char *const variant_names[] = {"focus_sketch", "focus_counter", "exact"};
+
+PG_FUNCTION_INFO_V1(fpsketch_stats);
+
+Datum
+fpsketch_stats(PG_FUNCTION_ARGS)
+{
+	TupleDesc	tupdesc;
+	Datum		values[32];
+	bool		nulls[32];
+	FpsStats	s;
+	int			i = 0;
+	int			r;
+
+	fps_require_shmem();
+	if (get_call_result_type(fcinfo, NULL, &tupdesc) != TYPEFUNC_COMPOSITE)
+		elog(ERROR, "return type must be a row type");
+
+	fps_get_stats(fps_sketch, &s);
+	memset(nulls, 0, sizeof(nulls));
+	values[i++] = CStringGetTextDatum(fps_protocol == FPS_PROTOCOL_TICTOC ? "tictoc" : "off");
+	values[i++] = CStringGetTextDatum(variant_names[s.variant]);
+	values[i++] = Int64GetDatum(s.max_entries);
+	values[i++] = Int64GetDatum(s.entries);
+	values[i++] = Int64GetDatum(s.entries_hwm);
+	values[i++] = Int64GetDatum(s.pinned);
+	values[i++] = Int64GetDatum(s.pinned_hwm);
+	values[i++] = Int64GetDatum(s.increfs);
+	values[i++] = Int64GetDatum(s.decrefs);
+	values[i++] = Int64GetDatum(s.seeds);
+	values[i++] = Int64GetDatum(s.merges);
+	values[i++] = Int64GetDatum(s.evictions);
+	values[i++] = Int64GetDatum(s.table_full);
+	values[i++] = Int64GetDatum(s.lock_leaks);
+	values[i++] = Int32GetDatum((int32) s.sketch_rows);
+	values[i++] = Int32GetDatum((int32) s.sketch_cols);
+	values[i++] = Int64GetDatum(s.sketch_bytes);
+	values[i++] = Int64GetDatum(s.table_bytes);
+	values[i++] = Int64GetDatum(s.sketch_cells_used);
+	values[i++] = Int64GetDatum(s.floor_ts);
+	values[i++] = Int64GetDatum(fps_atomic_load(&fps_counters->commits));
+	values[i++] = Int64GetDatum(fps_atomic_load(&fps_counters->read_only_commits));
+	for (r = 0; r < FPS_NUM_ABORT_REASONS; r++)
+		values[i++] = Int64GetDatum(fps_atomic_load(&fps_counters->aborts[r]));
+	values[i++] = Int64GetDatum(fps_atomic_load(&fps_counters->lock_waits));
+	values[i++] = Int64GetDatum(fps_atomic_load(&fps_counters->floor_raises));
+	Assert(i == tupdesc->natts);
+
+	PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(tupdesc, values, nulls)));
+}
+
+PG_FUNCTION_INFO_V1(fpsketch_stats_reset);
+
+Datum
+fpsketch_stats_reset(PG_FUNCTION_ARGS)
+{
+	int			r;
+
+	fps_require_shmem();
+	fps_reset_stats(fps_sketch);
+	fps_atomic_store(&fps_counters->commits, 0);
+	fps_atomic_store(&fps_counters->read_only_commits, 0);
+	for (r = 0; r < FPS_NUM_ABORT_REASONS; r++)
+		fps_atomic_store(&fps_counters->aborts[r], 0);
+	fps_atomic_store(&fps_counters->lock_waits, 0);
+	fps_atomic_store(&fps_counters->floor_raises, 0);
+	PG_RETURN_VOID();
+}

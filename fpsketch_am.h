@@ -1,0 +1,17 @@
+/*-------------------------------------------------------------------------
+ *
+ * fpsketch_am.h
+ *	  The fpsketch table access method (fpsketch_am.c).
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef FPSKETCH_AM_H
+#define FPSKETCH_AM_H
+
+#include "access/tableam.h"
+#include "utils/relcache.h"
+
+extern const TableAmRoutine *fps_table_am_routine(void);
+extern bool fps_is_fpsketch_relation(Relation rel);
+
+#endif							/* FPSKETCH_AM_H */

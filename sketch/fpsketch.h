@@ -1,0 +1,179 @@
+/*-------------------------------------------------------------------------
+ *
+ * fpsketch.h
+ *	  The FPSketch: approximate per-key (wts, rts) timestamp storage in a
+ *	  fixed amount of shared memory.
+ *
+ * Two regions, after the dissertation's Algorithm 2:
+ *
+ *	- the foveated region, an exact hash table holding an entry
+ *	  {key, word = (lock, wts, rts), refcount} for every key that an in-flight
+ *	  transaction has pinned (INCREF), and
+ *	- the peripheral region, a count-min-style sketch of rows x cols cells of
+ *	  (wts, rts); PUT is a field-wise atomic MAX into one cell per row, GET is
+ *	  the field-wise MIN over the rows followed by rts = max(rts, wts).
+ *
+ * Invariants (tested by test_fpsketch.c):
+ *	- a GET never returns less than the largest value PUT for the key, and an
+ *	  entry is seeded by GET, so every key's timestamps only over-approximate;
+ *	- pinned => exact: while refcount > 0 the entry's word changes only
+ *	  through fps_entry_cas() by the pinning transactions;
+ *	- merge before unlink: the last DECREF MAXes the entry into the sketch
+ *	  while still holding the partition lock, so a key is never in neither
+ *	  region and a concurrent INCREF of the same key reseeds from a sketch that
+ *	  already holds the value;
+ *	- timestamps never decrease, and wts <= rts holds by construction of the
+ *	  packed word.
+ *
+ * Locking: the exact table is split into FPS_PARTITIONS partitions, each with
+ * a spinlock protecting its bucket chains, free list, refcounts, CLOCK hand
+ * and counters.  Spinlocks are held for a bounded number of instructions and
+ * no code under them can fail.  An entry's word is only read and written
+ * with atomics (no partition lock needed), sketch cells likewise.
+ *
+ * This module knows nothing about PostgreSQL's executor: keys are opaque
+ * 64-bit numbers and timestamps opaque 48-bit counters.
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef FPSKETCH_H
+#define FPSKETCH_H
+
+#include "fps_port.h"
+
+/*
+ * The packed entry word, so that (lock, wts, rts) change as one atomic unit:
+ * an rts extension by CAS fails if the key got locked meanwhile.
+ *
+ *	bit 63		lock (TicToc) / dirty (STO) bit
+ *	bits 15-62	wts (48 bits)
+ *	bits 0-14	delta = rts - wts (15 bits)
+ *
+ * As in TicToc's own implementation, a delta that would overflow moves wts up
+ * to rts - FPS_MAX_DELTA: an over-approximation of wts that can only cause
+ * extra validation failures, never a missed conflict.
+ */
+#define FPS_LOCK_BIT		(UINT64_C(1) << 63)
+#define FPS_DELTA_BITS		15
+#define FPS_MAX_DELTA		((UINT64_C(1) << FPS_DELTA_BITS) - 1)
+#define FPS_MAX_TS			((UINT64_C(1) << 48) - 1)
+
+static inline fps_u64
+fps_word_wts(fps_u64 word)
+{
+	return (word & ~FPS_LOCK_BIT) >> FPS_DELTA_BITS;
+}
+
+static inline fps_u64
+fps_word_rts(fps_u64 word)
+{
+	return fps_word_wts(word) + (word & FPS_MAX_DELTA);
+}
+
+static inline bool
+fps_word_locked(fps_u64 word)
+{
+	return (word & FPS_LOCK_BIT) != 0;
+}
+
+static inline fps_u64
+fps_word_make(bool locked, fps_u64 wts, fps_u64 rts)
+{
+	if (rts < wts)
+		rts = wts;
+	if (rts > FPS_MAX_TS)
+		rts = FPS_MAX_TS;
+	if (rts - wts > FPS_MAX_DELTA)
+		wts = rts - FPS_MAX_DELTA;
+	return (locked ? FPS_LOCK_BIT : 0) | (wts << FPS_DELTA_BITS) | (rts - wts);
+}
+
+typedef enum FpsVariant
+{
+	FPS_VARIANT_FOCUS_SKETCH,	/* evict at refcount 0 into the sketch */
+	FPS_VARIANT_FOCUS_COUNTER,	/* 1x1 sketch, CLOCK-evicted table */
+	FPS_VARIANT_EXACT			/* no eviction: every key ever touched */
+} FpsVariant;
+
+typedef struct FpsConfig
+{
+	FpsVariant	variant;
+	fps_u32		max_entries;	/* exact table capacity */
+	fps_u32		sketch_rows;
+	fps_u32		sketch_cols;
+	fps_u64		seed;			/* derives the table's and each row's seed */
+} FpsConfig;
+
+typedef struct FpsEntry
+{
+	fps_u64		key;			/* fixed while the entry is in use */
+	volatile fps_u64 word;		/* packed (lock, wts, rts); atomics only */
+	fps_u32		refcount;		/* partition lock */
+	fps_i32		next;			/* bucket chain or free list; partition lock */
+	fps_u32		partition;		/* owner partition, fixed */
+	char		in_use;			/* partition lock */
+	char		clock_ref;		/* partition lock */
+} FpsEntry;
+
+typedef struct FpsStats
+{
+	/* configuration */
+	FpsVariant	variant;
+	fps_u64		max_entries;
+	fps_u64		sketch_rows;
+	fps_u64		sketch_cols;
+	fps_u64		sketch_bytes;
+	fps_u64		table_bytes;
+	/* occupancy */
+	fps_u64		entries;		/* entries in the exact table now */
+	fps_u64		entries_hwm;
+	fps_u64		pinned;			/* entries with refcount > 0 now */
+	fps_u64		pinned_hwm;
+	fps_u64		sketch_cells_used;	/* cells with a nonzero rts */
+	fps_u64		floor_ts;
+	/* event counts since reset */
+	fps_u64		increfs;
+	fps_u64		decrefs;
+	fps_u64		seeds;			/* entries created from a sketch GET */
+	fps_u64		merges;			/* entries merged into the sketch */
+	fps_u64		evictions;		/* of which CLOCK evictions (focus_counter) */
+	fps_u64		table_full;		/* INCREFs refused: no free entry */
+	fps_u64		lock_leaks;		/* lock bits found at the last DECREF */
+} FpsStats;
+
+typedef struct FPSketch FPSketch;
+
+extern fps_u64 fps_shmem_size(const FpsConfig *config);
+extern FPSketch *fps_create(void *mem, const FpsConfig *config);
+extern FPSketch *fps_attach(void *mem);
+
+extern FpsEntry *fps_incref(FPSketch *fps, fps_u64 key);
+extern void fps_decref(FPSketch *fps, FpsEntry *entry);
+
+extern void fps_sketch_put(FPSketch *fps, fps_u64 key, fps_u64 wts, fps_u64 rts);
+extern void fps_sketch_get(FPSketch *fps, fps_u64 key, fps_u64 *wts, fps_u64 *rts);
+
+extern void fps_raise_floor(FPSketch *fps, fps_u64 ts);
+extern fps_u64 fps_floor(FPSketch *fps);
+extern fps_u64 fps_max_timestamp(FPSketch *fps);
+
+extern void fps_get_stats(FPSketch *fps, FpsStats *stats);
+extern void fps_reset_stats(FPSketch *fps);
+
+/* Consistency check of the table's structure; NULL if fine, else a reason. */
+extern const char *fps_check_structure(FPSketch *fps);
+
+static inline fps_u64
+fps_entry_load(const FpsEntry *entry)
+{
+	return fps_atomic_load((volatile fps_u64 *) &entry->word);
+}
+
+/* The only way a pinned entry changes.  On failure *expected is refreshed. */
+static inline bool
+fps_entry_cas(FpsEntry *entry, fps_u64 *expected, fps_u64 desired)
+{
+	return fps_atomic_cas(&entry->word, expected, desired);
+}
+
+#endif							/* FPSKETCH_H */
