@@ -19,6 +19,7 @@ PGFILEDESC = "fpsketch - serializable heap tables with FPSketch timestamps"
 REGRESS = $(patsubst sql/%.sql,%,$(sort $(wildcard sql/*.sql)))
 ISOLATION = $(patsubst specs/%.spec,%,$(sort $(wildcard specs/*.spec)))
 ISOLATION_OPTS = --load-extension=fpsketch
+REGRESS_OPTS = --load-extension=fpsketch
 
 PG_CPPFLAGS = -I$(srcdir)
 SHLIB_LINK =
