@@ -33,3 +33,11 @@ sketch-test:
 	$(MAKE) -C sketch test test-broken
 
 installcheck: sketch-test
+
+# The pieces of installcheck on their own, for scripts/test.sh's accounting.
+.PHONY: installcheck-regress-only installcheck-isolation-only
+installcheck-regress-only:
+	$(pg_regress_installcheck) $(REGRESS_OPTS) $(REGRESS)
+
+installcheck-isolation-only:
+	$(pg_isolation_regress_installcheck) $(ISOLATION_OPTS) $(ISOLATION)

@@ -1,0 +1,123 @@
+#!/usr/bin/env bash
+# Run every fpsketch test against a throwaway cluster:
+#   build with -Wall -Werror, install, start a cluster with
+#   shared_preload_libraries = fpsketch, then
+#   1. make installcheck: pg_regress (sql/), isolation specs (specs/, with
+#      heap READ COMMITTED positive controls), standalone sketch tests
+#   2. the sketch tests under AddressSanitizer and ThreadSanitizer
+#   3. TAP tests (t/): bad input, server restarts
+#   4. the randomized serializability checker (fpsketch: no cycle; heap
+#      READ COMMITTED: at least one)
+#   5. pgbench TPC-B-like on fpsketch tables: zero client errors, no pin or
+#      lock bit left behind
+# Ends with "N passed, M failed" over all test cases.
+set -uo pipefail
+
+cd "$(dirname "$0")/.."
+ROOT=$(pwd)
+. scripts/prereqs.sh
+
+export FPS_PGDATA=${FPS_PGDATA:-/tmp/fpsketch-test-pgdata}
+export FPS_PGPORT=${FPS_PGPORT:-55499}
+export PGHOST=/tmp PGPORT=$FPS_PGPORT PGUSER=postgres
+LOG=$(mktemp -d /tmp/fpsketch-test.XXXXXX)
+chmod 777 "$LOG"
+passed=0
+failed=0
+summary=()
+
+record() {						# record SUITE PASSED FAILED
+	passed=$((passed + $2))
+	failed=$((failed + $3))
+	summary+=("$(printf '%-28s %4d passed, %d failed' "$1" "$2" "$3")")
+}
+
+# pg_regress prints "All N tests passed." or "M of N tests failed."
+record_pg_regress() {
+	local suite=$1 out=$2 n m
+	if n=$(grep -oE 'All [0-9]+ tests passed' "$out" | grep -oE '[0-9]+'); then
+		record "$suite" "$n" 0
+	elif grep -qE '[0-9]+ of [0-9]+ tests failed' "$out"; then
+		m=$(grep -oE '[0-9]+ of [0-9]+ tests failed' "$out" | head -1 | awk '{print $1}')
+		n=$(grep -oE '[0-9]+ of [0-9]+ tests failed' "$out" | head -1 | awk '{print $3}')
+		record "$suite" $((n - m)) "$m"
+	else
+		record "$suite" 0 1
+	fi
+}
+
+echo "== build (-Wall -Werror) and install"
+make -s clean >/dev/null 2>&1
+if ! make -s COPT="-Wall -Werror" >"$LOG/build.log" 2>&1 || ! make -s install >>"$LOG/build.log" 2>&1; then
+	cat "$LOG/build.log"
+	record build 0 1
+	echo "0 passed, 1 failed"
+	exit 1
+fi
+record build 1 0
+
+echo "== throwaway cluster on port $FPS_PGPORT"
+scripts/cluster.sh start || { echo "0 passed, 1 failed"; exit 1; }
+trap 'scripts/cluster.sh stop' EXIT
+
+echo "== standalone sketch tests"
+make -s -C sketch clean >/dev/null 2>&1
+make -s -C sketch test test-broken 2>&1 | tee "$LOG/sketch.log"
+n=$(grep -oE "test_fpsketch: [0-9]+ passed" "$LOG/sketch.log" | awk "{s+=\$2} END {print s+0}")
+m=$(grep -oE 'test_fpsketch: [0-9]+ passed, [0-9]+ failed' "$LOG/sketch.log" | awk '{s+=$4} END {print s+0}')
+grep -q 'broken merge order detected: ok' "$LOG/sketch.log" && n=$((n + 1)) || m=$((m + 1))
+record "sketch (standalone)" "${n:-0}" "${m:-1}"
+
+echo "== sketch tests under ASan and TSan"
+if make -s -C sketch asan tsan >"$LOG/sanitizers.log" 2>&1; then
+	record "sketch (asan, tsan)" 2 0
+else
+	tail -40 "$LOG/sanitizers.log"
+	record "sketch (asan, tsan)" 0 2
+fi
+
+echo "== pg_regress"
+make -s installcheck-regress-only >"$LOG/regress.log" 2>&1
+cat "$LOG/regress.log" | grep -E '^(ok|not ok|test |     |All|[0-9]+ of)' | tail -60
+record_pg_regress "pg_regress" "$LOG/regress.log"
+[ -f regression.diffs ] && head -80 regression.diffs
+
+echo "== isolation specs (fpsketch and heap positive controls)"
+make -s installcheck-isolation-only >"$LOG/isolation.log" 2>&1
+grep -E '^(ok|not ok|test |All|[0-9]+ of)' "$LOG/isolation.log" | tail -80
+record_pg_regress "isolation" "$LOG/isolation.log"
+[ -f output_iso/regression.diffs ] && head -80 output_iso/regression.diffs
+
+echo "== TAP tests"
+if ls t/*.pl >/dev/null 2>&1; then
+	scripts/run_tap.sh >"$LOG/tap.log" 2>&1
+	tail -30 "$LOG/tap.log"
+	n=$(grep -E '^ok [0-9]+' "$LOG/tap.log" | wc -l)
+	m=$(grep -E '^not ok [0-9]+' "$LOG/tap.log" | wc -l)
+	grep -q '^Result: PASS' "$LOG/tap.log" || m=$((m > 0 ? m : 1))
+	record "TAP" "$n" "$m"
+fi
+
+echo "== randomized serializability checker"
+if [ -x test/checker/run_checks.sh ]; then
+	test/checker/run_checks.sh >"$LOG/checker.log" 2>&1
+	cat "$LOG/checker.log" | tail -30
+	line=$(grep -E '^checker: [0-9]+ passed, [0-9]+ failed' "$LOG/checker.log" | tail -1)
+	if [ -n "$line" ]; then
+		record "checker" "$(echo "$line" | awk '{print $2}')" "$(echo "$line" | awk '{print $4}')"
+	else
+		record "checker" 0 1
+	fi
+fi
+
+echo "== pgbench TPC-B-like on fpsketch (16 clients, 20 s, --max-tries=10)"
+scripts/pgbench_smoke.sh >"$LOG/pgbench.log" 2>&1
+rc=$?
+cat "$LOG/pgbench.log"
+if [ $rc = 0 ]; then record "pgbench smoke" 1 0; else record "pgbench smoke" 0 1; fi
+
+echo
+echo "== summary (logs in $LOG)"
+printf '%s\n' "${summary[@]}"
+echo "$passed passed, $failed failed"
+[ "$failed" = 0 ]
