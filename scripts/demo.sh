@@ -32,7 +32,7 @@ results=()
 run_row() {						# run_row LABEL DB ISOLATION
 	local label=$1 db=$2 iso=$3 out tps processed failed serial dl lat
 	psql -X -q -d "$db" -c "SELECT fpsketch_stats_reset()" >/dev/null
-	out=$(PGOPTIONS="-c default_transaction_isolation=$iso" \
+	out=$(PGOPTIONS="-c default_transaction_isolation=${iso/ /\\ }" \
 		  pgbench -n -c "$CLIENTS" -j 2 -T "$DURATION" --max-tries=10 --failures-detailed "$db" 2>&1)
 	processed=$(echo "$out" | awk -F': ' '/actually processed/ {print $2}')
 	failed=$(echo "$out" | awk -F': ' '/number of failed transactions/ {print $2}' | awk '{print $1}')

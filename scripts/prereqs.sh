@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Install what building and testing fpsketch needs (Debian bookworm).
 # Idempotent; uses sudo when not root.
-set -euo pipefail
+# sourced by demo.sh and test.sh: no set -e here, callers decide
 
 pkgs="postgresql-15 postgresql-server-dev-15 postgresql-contrib libxxhash-dev libipc-run-perl python3-psycopg2 make gcc"
 missing=""
