@@ -330,13 +330,16 @@ apply_floor(FPSketch *fps, FpsEntry *e)
 static void
 merge_and_unlink(FPSketch *fps, FpsPartition *part, FpsEntry *e, fps_u32 bucket)
 {
-	fps_u64		word = fps_atomic_load(&e->word);
 	fps_i32		idx = (fps_i32) (e - fps->entries);
 	fps_i32    *link = &part->buckets[bucket];
 
 #ifndef FPS_BROKEN_MERGE_ORDER
-	/* merge first: from now on a reseed sees at least this value */
-	fps_sketch_put(fps, e->key, fps_word_wts(word), fps_word_rts(word));
+	{
+		fps_u64		word = fps_atomic_load(&e->word);
+
+		/* merge first: from now on a reseed sees at least this value */
+		fps_sketch_put(fps, e->key, fps_word_wts(word), fps_word_rts(word));
+	}
 #endif
 	part->merges++;
 
