@@ -255,12 +255,28 @@ fps_process_utility(PlannedStmt *pstmt, const char *queryString,
 	else if (IsA(stmt, DropStmt) && ((DropStmt *) stmt)->removeType == OBJECT_INDEX)
 		may_change_keys = true;
 
-	if (prev_process_utility_hook)
-		prev_process_utility_hook(pstmt, queryString, readOnlyTree, context,
-								  params, queryEnv, dest, qc);
-	else
-		standard_ProcessUtility(pstmt, queryString, readOnlyTree, context,
-								params, queryEnv, dest, qc);
+	/*
+	 * ALTER TABLE reads the table to rewrite or validate it, with the old
+	 * row layout and under a lock that keeps writers out; those reads are
+	 * covered by the floor raise instead (see fps_ddl_depth).
+	 */
+	if (may_change_keys)
+		fps_ddl_depth++;
+	PG_TRY();
+	{
+		if (prev_process_utility_hook)
+			prev_process_utility_hook(pstmt, queryString, readOnlyTree, context,
+									  params, queryEnv, dest, qc);
+		else
+			standard_ProcessUtility(pstmt, queryString, readOnlyTree, context,
+									params, queryEnv, dest, qc);
+	}
+	PG_FINALLY();
+	{
+		if (may_change_keys)
+			fps_ddl_depth--;
+	}
+	PG_END_TRY();
 
 	if (may_change_keys && fps_sketch != NULL && IsTransactionState())
 		fps_txn_note_untracked_write();
@@ -268,9 +284,80 @@ fps_process_utility(PlannedStmt *pstmt, const char *queryString,
 
 /* ---- module load ---- */
 
+/*
+ * The server applies a preloaded library's settings from postgresql.conf
+ * with a WARNING only and falls back to the defaults; for settings that size
+ * shared memory and choose the protocol, starting with something else than
+ * what was configured is worse than not starting.  Before the variables are
+ * defined their configured values are still placeholders holding the raw
+ * text: check that text and refuse to start on a bad value.
+ */
+static void
+check_raw_enum(const char *name, const struct config_enum_entry *options)
+{
+	const char *raw = GetConfigOption(name, true, false);
+	const struct config_enum_entry *o;
+
+	if (raw == NULL)
+		return;
+	for (o = options; o->name != NULL; o++)
+		if (pg_strcasecmp(raw, o->name) == 0)
+			return;
+	ereport(ERROR,
+			(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+			 errmsg("invalid value for parameter \"%s\": \"%s\"", name, raw),
+			 errhint("Available values: %s.",
+					 options == protocol_options ? "tictoc, off" :
+					 "focus_sketch, focus_counter, exact")));
+}
+
+static void
+check_raw_int(const char *name, int flags, int min, int max)
+{
+	const char *raw = GetConfigOption(name, true, false);
+	const char *hint = NULL;
+	int			value;
+
+	if (raw == NULL)
+		return;
+	if (!parse_int(raw, &value, flags, &hint))
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("invalid value for parameter \"%s\": \"%s\"", name, raw),
+				 hint ? errhint("%s", _(hint)) : 0));
+	if (value < min || value > max)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("%d%s is outside the valid range for parameter \"%s\" (%d .. %d)",
+						value, (flags & GUC_UNIT_KB) ? "kB" : (flags & GUC_UNIT_MS) ? "ms" : "",
+						name, min, max)));
+}
+
+static void
+check_raw_settings(void)
+{
+	check_raw_enum("fpsketch.protocol", protocol_options);
+	check_raw_enum("fpsketch.variant", variant_options);
+	check_raw_int("fpsketch.sketch_size", GUC_UNIT_KB, 1, 1024 * 1024);
+	check_raw_int("fpsketch.sketch_rows", 0, 1, 16);
+	check_raw_int("fpsketch.max_entries", 0, -1, 64 * 1024 * 1024);
+	check_raw_int("fpsketch.lock_wait_timeout", GUC_UNIT_MS, 1, INT_MAX);
+}
+
+
 void
 _PG_init(void)
 {
+	/*
+	 * Loaded by CREATE EXTENSION or a function call instead: PGC_POSTMASTER
+	 * variables cannot be defined any more, and there is no shared memory.
+	 * fps_require_shmem() explains at first use.
+	 */
+	if (!process_shared_preload_libraries_in_progress)
+		return;
+
+	check_raw_settings();
+
 	DefineCustomEnumVariable("fpsketch.protocol",
 							 "Concurrency control protocol for fpsketch tables.",
 							 "tictoc makes every transaction that touches fpsketch tables serializable; off tracks nothing (heap READ COMMITTED behaviour).",
@@ -314,9 +401,6 @@ _PG_init(void)
 				 errmsg("fpsketch.sketch_size is too small for fpsketch.sketch_rows = %d", fps_sketch_rows)));
 
 	(void) fps_table_am_routine();
-
-	if (!process_shared_preload_libraries_in_progress)
-		return;					/* fps_require_shmem() explains at first use */
 
 	fps_preloaded = true;
 	prev_shmem_request_hook = shmem_request_hook;

@@ -36,6 +36,7 @@
 #include "executor/tuptable.h"
 #include "fmgr.h"
 #include "storage/bufmgr.h"
+#include "storage/lmgr.h"
 #include "storage/procarray.h"
 #include "utils/rel.h"
 #include "utils/snapmgr.h"
@@ -129,6 +130,11 @@ track_read(Relation rel, TupleTableSlot *slot)
 
 	if (!fps_tracking_active(rel, &info) || version_is_own(slot))
 		return;
+	if (unlikely(fps_ddl_depth > 0) && CheckRelationLockedByMe(rel, ShareLock, true))
+	{
+		fps_txn_note_untracked_write();
+		return;
+	}
 	access = fps_txn_access(fps_key_from_slot(rel, info, slot), info->relid);
 	check.rel = rel;
 	check.slot = slot;

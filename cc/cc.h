@@ -112,6 +112,7 @@ typedef struct FpsTxn
 } FpsTxn;
 
 extern FpsTxn fps_txn;
+extern int	fps_ddl_depth;
 
 extern bool fps_tracking_active(Relation rel, FpsRelInfo **info);
 extern FpsAccess *fps_txn_access(fps_u64 key, Oid relid);

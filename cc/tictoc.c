@@ -164,7 +164,7 @@ tictoc_validate(FpsTxn *txn)
 void
 tictoc_commit(FpsTxn *txn)
 {
-	bool		wrote = false;
+	bool		wrote = txn->raise_floor;	/* DDL, bulk loads */
 	int			i;
 
 	for (i = 0; i < txn->naccesses; i++)

@@ -46,6 +46,14 @@
 
 FpsTxn		fps_txn;
 
+/*
+ * > 0 while an ALTER TABLE on an fpsketch table runs.  Its reads of tables
+ * it holds at least SHARE lock on (no concurrent writers) are not tracked
+ * per row: the statement raises the floor at commit, which puts the
+ * transaction after every write it could have read.
+ */
+int			fps_ddl_depth = 0;
+
 static void fps_before_shmem_exit(int code, Datum arg);
 
 static const char *const abort_detail[FPS_NUM_ABORT_REASONS] = {
