@@ -1,0 +1,132 @@
+--
+-- 05_stats: the fpsketch_stats view and fpsketch_stats_reset().
+--
+-- The counters are cluster-wide and this suite runs alone, so a known
+-- workload after a reset gives exact numbers.  Each tracked key is pinned
+-- (INCREF) at its first touch in a transaction and unpinned (DECREF) at its
+-- end; focus_sketch merges an entry into the sketch and frees it at the last
+-- DECREF, so the exact table is empty whenever no transaction runs.
+--
+
+-- configuration columns (server defaults)
+SELECT protocol, variant, max_entries, sketch_rows, sketch_cols, sketch_bytes,
+       table_bytes > 0 AS has_table
+FROM fpsketch_stats;
+
+-- every column, by name and type
+SELECT attname, format_type(atttypid, atttypmod)
+FROM pg_attribute WHERE attrelid = 'fpsketch_stats'::regclass AND attnum > 0
+ORDER BY attnum;
+
+CREATE TABLE st (id int PRIMARY KEY, v text) USING fpsketch;
+CREATE TABLE st_tid (id int, v text) USING fpsketch;
+INSERT INTO st SELECT g, 'v' || g FROM generate_series(1, 10) g;
+INSERT INTO st_tid SELECT g, 'v' || g FROM generate_series(1, 3) g;
+
+-- after a reset every counter is zero and nothing is pinned
+SELECT fpsketch_stats_reset();
+SELECT entries, entries_hwm, pinned, pinned_hwm, increfs, decrefs, seeds, merges,
+       evictions, table_full, lock_leaks, commits, read_only_commits,
+       aborts_stale_read + aborts_reread_changed + aborts_validate_changed +
+       aborts_validate_locked + aborts_concurrent_update + aborts_lock_timeout +
+       aborts_table_full AS aborts, lock_waits, floor_raises
+FROM fpsketch_stats;
+
+-- one transaction reads 3 distinct rows (by primary key) and updates 1 of them
+SET enable_seqscan = off;
+SET enable_bitmapscan = off;
+BEGIN;
+SELECT v FROM st WHERE id = 1;
+SELECT v FROM st WHERE id = 2;
+SELECT v FROM st WHERE id = 3;
+SELECT pinned, pinned_hwm, entries, increfs, decrefs FROM fpsketch_stats;
+UPDATE st SET v = 'updated' WHERE id = 2;
+-- rereading and updating keys already pinned pins nothing new
+SELECT v FROM st WHERE id = 2;
+SELECT pinned, increfs FROM fpsketch_stats;
+COMMIT;
+SELECT entries, entries_hwm, pinned, pinned_hwm, increfs, decrefs, seeds, merges,
+       commits, read_only_commits, lock_waits, lock_leaks, table_full
+FROM fpsketch_stats;
+SELECT sketch_cells_used > 0 AS sketch_used, sketch_cells_used <= sketch_rows * sketch_cols AS in_range
+FROM fpsketch_stats;
+
+-- a read-only transaction: 2 rows, counted as a read-only commit
+SELECT fpsketch_stats_reset();
+SELECT v FROM st WHERE id IN (4, 5) ORDER BY id;
+SELECT pinned, pinned_hwm, increfs, decrefs, commits, read_only_commits FROM fpsketch_stats;
+
+-- the same row read by several statements of one transaction is pinned once
+SELECT fpsketch_stats_reset();
+BEGIN;
+SELECT v FROM st WHERE id = 6;
+SELECT v FROM st WHERE id = 6;
+SELECT count(*) FROM st WHERE id = 6;
+COMMIT;
+SELECT pinned_hwm, increfs, decrefs, read_only_commits FROM fpsketch_stats;
+
+-- an aborted transaction releases its pins and counts no commit
+SELECT fpsketch_stats_reset();
+BEGIN;
+SELECT v FROM st WHERE id = 7;
+UPDATE st SET v = 'rolled back' WHERE id = 8;
+ROLLBACK;
+SELECT pinned, pinned_hwm, increfs, decrefs, commits, read_only_commits FROM fpsketch_stats;
+SELECT v FROM st WHERE id = 8;
+
+-- a multi-row insert pins every new key; a sequential scan reads every row
+SELECT fpsketch_stats_reset();
+INSERT INTO st SELECT g, 'new' FROM generate_series(11, 15) g;
+SELECT pinned_hwm, increfs, decrefs, commits FROM fpsketch_stats;
+RESET enable_seqscan;
+RESET enable_bitmapscan;
+SELECT fpsketch_stats_reset();
+SET enable_indexscan = off;
+SET enable_bitmapscan = off;
+SELECT count(*) FROM st;
+RESET enable_indexscan;
+RESET enable_bitmapscan;
+SELECT pinned_hwm, increfs, decrefs, read_only_commits FROM fpsketch_stats;
+
+-- without a primary key a row is keyed by its TID: reading 3 rows and
+-- updating 1 of them also pins the new version's TID
+SELECT fpsketch_stats_reset();
+BEGIN;
+SELECT id, v FROM st_tid ORDER BY id;
+UPDATE st_tid SET v = 'moved' WHERE id = 2;
+SELECT pinned FROM fpsketch_stats;
+COMMIT;
+SELECT entries, entries_hwm, pinned, pinned_hwm, increfs, decrefs, commits FROM fpsketch_stats;
+
+-- storage rewrites are covered by raising the floor instead of per-row pins
+SELECT fpsketch_stats_reset();
+SELECT floor_ts AS floor_before FROM fpsketch_stats \gset
+TRUNCATE st_tid;
+SELECT floor_raises, floor_ts > :floor_before AS floor_raised, increfs, pinned
+FROM fpsketch_stats;
+BEGIN;
+TRUNCATE st_tid;
+INSERT INTO st_tid SELECT g, 'bulk' FROM generate_series(1, 100) g;
+COMMIT;
+SELECT floor_raises, increfs, pinned FROM fpsketch_stats;
+
+-- statements that touch no fpsketch table count nothing
+SELECT fpsketch_stats_reset();
+CREATE TABLE st_heap (id int) USING heap;
+INSERT INTO st_heap VALUES (1);
+SELECT count(*) FROM st_heap;
+SELECT increfs, commits, read_only_commits, floor_raises FROM fpsketch_stats;
+
+-- the reset function is for superusers only; fpsketch_stats() is not
+CREATE ROLE regress_fps_user;
+GRANT SELECT ON st TO regress_fps_user;
+SET ROLE regress_fps_user;
+SELECT fpsketch_stats_reset();
+SELECT count(*) FROM st;
+SELECT protocol, pinned FROM fpsketch_stats();
+RESET ROLE;
+SELECT has_function_privilege('regress_fps_user', 'fpsketch_stats_reset()', 'EXECUTE');
+
+DROP TABLE st, st_tid, st_heap;
+DROP ROLE regress_fps_user;
+SELECT pinned, entries FROM fpsketch_stats;

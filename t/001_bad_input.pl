@@ -1,0 +1,235 @@
+# 001_bad_input.pl: fpsketch under configurations a user can get wrong.
+#
+#  (a) the library is not in shared_preload_libraries: CREATE EXTENSION
+#      explains what is missing, the server stays up;
+#  (b) an exact table too small for a transaction: a clean, retryable 40001
+#      (never "out of shared memory"), nothing left pinned afterwards;
+#  (c) invalid fpsketch.* values in postgresql.conf: the server refuses to
+#      start and its log names the parameter;
+#  (d) the other variants (focus_counter, exact) start and work.
+#
+# One node is reconfigured and restarted between the steps (one initdb).
+
+use strict;
+use warnings;
+
+use PostgreSQL::Test::Cluster;
+use PostgreSQL::Test::Utils;
+use Test::More;
+
+my $node = PostgreSQL::Test::Cluster->new('fps_bad_input');
+$node->init;
+$node->append_conf('postgresql.conf', "max_connections = 20");
+$node->start;
+
+# Run $sql in one psql session that stops at the first error; returns
+# (exit code: 3 after an error, stdout, stderr).
+sub run_sql
+{
+	my ($sql) = @_;
+	my ($stdout, $stderr);
+	my $ret = $node->psql(
+		'postgres', "\\set VERBOSITY verbose\n$sql",
+		stdout => \$stdout,
+		stderr => \$stderr,
+		on_error_stop => 1);
+	return ($ret, $stdout, $stderr);
+}
+
+# ---------------------------------------------------------------------------
+# (a) not preloaded
+# ---------------------------------------------------------------------------
+{
+	my ($ret, $stdout, $stderr) = run_sql("CREATE EXTENSION fpsketch;");
+	like(
+		$stderr,
+		qr/ERROR:  55000: fpsketch must be loaded via shared_preload_libraries/,
+		'(a) CREATE EXTENSION without preload fails with a clear message');
+	like(
+		$stderr,
+		qr/HINT:  Add fpsketch to shared_preload_libraries in postgresql\.conf and restart the server\./,
+		'(a) ... and a hint saying what to do');
+	unlike($stderr, qr/FATAL|connection to server was lost/,
+		'(a) ... as an ERROR: the session survives');
+	is($node->safe_psql('postgres',
+			"SELECT count(*) FROM pg_extension WHERE extname = 'fpsketch'"),
+		'0', '(a) the extension was not created');
+	is($node->safe_psql('postgres',
+			"SELECT count(*) FROM pg_am WHERE amname = 'fpsketch'"),
+		'0', '(a) no access method was left behind');
+	is($node->safe_psql('postgres', 'SELECT 1'),
+		'1', '(a) the server is still up');
+}
+
+# ---------------------------------------------------------------------------
+# (b) preloaded, with an exact table of only 64 entries
+# ---------------------------------------------------------------------------
+$node->stop;
+$node->append_conf('postgresql.conf',
+	"shared_preload_libraries = 'fpsketch'\nfpsketch.max_entries = 64");
+$node->start;
+$node->safe_psql('postgres', 'CREATE EXTENSION fpsketch');
+is($node->safe_psql('postgres', 'SELECT max_entries FROM fpsketch_stats'),
+	'64', '(b) the exact table has 64 entries');
+
+# Rows written into storage created in the same transaction are covered by
+# the floor raise at commit, not by one pin per row: populating works.
+$node->safe_psql(
+	'postgres', q{
+	BEGIN;
+	CREATE TABLE big (id int PRIMARY KEY, v int NOT NULL) USING fpsketch;
+	INSERT INTO big SELECT g, 0 FROM generate_series(1, 200) g;
+	COMMIT;
+});
+$node->safe_psql('postgres', 'SELECT fpsketch_stats_reset()');
+
+{
+	my $log_offset = -s $node->logfile;
+	my ($ret, $stdout, $stderr) =
+	  run_sql("UPDATE big SET v = v + 1;");
+	is($ret, 3, '(b) an UPDATE of 200 rows fails');
+	like(
+		$stderr,
+		qr/ERROR:  40001: could not serialize access due to concurrent update/,
+		'(b) ... with SQLSTATE 40001');
+	like(
+		$stderr,
+		qr/DETAIL:  The FPSketch exact table is full; a row of relation "big" could not be pinned\./,
+		'(b) ... and the table-full DETAIL');
+	like(
+		$stderr,
+		qr/HINT:  Increase fpsketch\.max_entries or make transactions touch fewer rows\./,
+		'(b) ... and a HINT naming fpsketch.max_entries');
+	unlike($stderr, qr/out of shared memory/i,
+		'(b) ... never "out of shared memory"');
+
+	# a read-only scan of the whole table is refused the same way
+	($ret, $stdout, $stderr) = run_sql("SELECT count(*) FROM big;");
+	like(
+		$stderr,
+		qr/ERROR:  40001: .*\nDETAIL:  The FPSketch exact table is full/,
+		'(b) a full scan of 200 rows fails with the table-full 40001 too');
+
+	# so does a multi-row INSERT into an existing table, in a transaction
+	# block whose earlier work is then rolled back
+	($ret, $stdout, $stderr) = run_sql(
+		q{BEGIN;
+		UPDATE big SET v = 7 WHERE id = 1;
+		INSERT INTO big SELECT g, 0 FROM generate_series(201, 400) g;
+		COMMIT;});
+	like($stderr, qr/ERROR:  40001: .*\nDETAIL:  The FPSketch exact table is full/,
+		'(b) an INSERT of 200 rows fails with the table-full 40001');
+
+	ok(!$node->log_contains(qr/out of shared memory|PANIC|server process .* was terminated/i,
+			$log_offset),
+		'(b) the server log has no out-of-memory error and no crash');
+}
+
+is( $node->safe_psql(
+		'postgres',
+		'SELECT pinned, entries, lock_leaks, aborts_table_full > 0, table_full > 0 FROM fpsketch_stats'
+	),
+	'0|0|0|t|t',
+	'(b) afterwards nothing is pinned, and the refusals are counted');
+
+# small transactions still work (3 keys always fit, whatever partition they
+# hash to), through index scans that read only the rows asked for
+is( $node->safe_psql(
+		'postgres', q{
+	SET enable_seqscan = off;
+	SET enable_bitmapscan = off;
+	BEGIN;
+	SELECT v FROM big WHERE id = 1;
+	UPDATE big SET v = v + 10 WHERE id = 2;
+	UPDATE big SET v = v + 20 WHERE id = 3;
+	COMMIT;
+	SELECT string_agg(v::text, ',' ORDER BY id) FROM big WHERE id IN (1, 2, 3, 150, 200);
+}),
+	"0\n0,10,20,0,0",
+	'(b) a small transaction commits; the failed ones changed nothing');
+is( $node->safe_psql(
+		'postgres', 'SELECT pinned, commits >= 1 FROM fpsketch_stats'),
+	'0|t', '(b) the small transaction was counted as a commit');
+
+# ---------------------------------------------------------------------------
+# (c) invalid values at server start
+# ---------------------------------------------------------------------------
+$node->stop;
+$node->adjust_conf('postgresql.conf', 'fpsketch.max_entries', undef);
+
+my @bad = (
+	[ 'fpsketch.variant',     "'bogus'", qr/fpsketch\.variant/ ],
+	[ 'fpsketch.sketch_size', "'0'",     qr/fpsketch\.sketch_size/ ],
+	[ 'fpsketch.max_entries', '10',      qr/fpsketch\.max_entries/ ],);
+
+foreach my $case (@bad)
+{
+	my ($name, $value, $pattern) = @$case;
+	my $log_offset = -s $node->logfile;
+
+	$node->append_conf('postgresql.conf', "$name = $value");
+	my $started = $node->start(fail_ok => 1);
+	ok(!$started, "(c) $name = $value: the server refuses to start");
+	ok($node->log_contains($pattern, $log_offset),
+		"(c) $name = $value: the log names the parameter");
+	$node->stop if $started;
+	$node->adjust_conf('postgresql.conf', $name, undef);
+}
+
+# the configuration is valid again
+$node->start;
+is($node->safe_psql('postgres', 'SELECT variant, max_entries FROM fpsketch_stats'),
+	'focus_sketch|65536', '(c) with the bad values gone the server starts');
+
+# ---------------------------------------------------------------------------
+# (d) the other variants
+# ---------------------------------------------------------------------------
+my %max_entries = (focus_counter => 262144, exact => 1048576);
+foreach my $variant ('focus_counter', 'exact')
+{
+	$node->stop;
+	$node->adjust_conf('postgresql.conf', 'fpsketch.variant', undef);
+	$node->append_conf('postgresql.conf', "fpsketch.variant = '$variant'");
+	$node->start;
+
+	is( $node->safe_psql(
+			'postgres',
+			'SELECT variant, max_entries, pinned, entries FROM fpsketch_stats'),
+		"$variant|$max_entries{$variant}|0|0",
+		"($variant) the stats view reports the variant, empty");
+	is($node->safe_psql('postgres', 'SHOW fpsketch.variant'),
+		$variant, "($variant) SHOW fpsketch.variant");
+	if ($variant eq 'focus_counter')
+	{
+		is( $node->safe_psql('postgres',
+				'SELECT sketch_rows, sketch_cols, sketch_bytes FROM fpsketch_stats'),
+			'1|1|16', "($variant) the sketch is a single cell");
+	}
+
+	is( $node->safe_psql(
+			'postgres', qq{
+		DROP TABLE IF EXISTS small;
+		CREATE TABLE small (id int PRIMARY KEY, v text) USING fpsketch;
+		INSERT INTO small SELECT g, 'v' || g FROM generate_series(1, 10) g;
+		BEGIN;
+		SELECT count(*) FROM small;
+		UPDATE small SET v = 'updated' WHERE id IN (2, 3);
+		DELETE FROM small WHERE id = 10;
+		COMMIT;
+		INSERT INTO small VALUES (1, 'dup') ON CONFLICT (id) DO UPDATE SET v = 'upserted';
+		SELECT string_agg(id || '=' || v, ',' ORDER BY id) FROM small WHERE id <= 3;
+		SELECT count(*) FROM small;
+	}),
+		"10\n1=upserted,2=updated,3=updated\n9",
+		"($variant) a small workload works");
+
+	# both variants keep unpinned entries in the exact table
+	is( $node->safe_psql(
+			'postgres',
+			'SELECT pinned, entries >= 10, commits >= 3, lock_leaks FROM fpsketch_stats'),
+		'0|t|t|0',
+		"($variant) nothing pinned when idle; entries are kept after commit");
+}
+
+$node->stop;
+done_testing();
