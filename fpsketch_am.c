@@ -298,6 +298,15 @@ fps_tuple_lock(Relation rel, ItemPointer tid, Snapshot snapshot,
 			refuse_concurrent_update(rel);
 		track_read(rel, slot);
 	}
+	else if (result == TM_Updated || result == TM_Deleted)
+	{
+		/*
+		 * The executor would skip the row (FOR UPDATE of a row deleted
+		 * meanwhile) or retry (ON CONFLICT): either way the version this
+		 * transaction found is gone, which no serial order explains.
+		 */
+		refuse_concurrent_update(rel);
+	}
 	return result;
 }
 
