@@ -46,8 +46,15 @@ CREATE FUNCTION fpsketch_stats(
     OUT aborts_concurrent_update bigint,
     OUT aborts_lock_timeout bigint,
     OUT aborts_table_full bigint,
+    OUT aborts_phantom bigint,
+    OUT aborts_phantom_snapshot bigint,
     OUT lock_waits bigint,
-    OUT floor_raises bigint)
+    OUT floor_raises bigint,
+    OUT phantom_relation_reads bigint,
+    OUT phantom_prefix_reads bigint,
+    OUT phantom_writes bigint,
+    OUT snapshot_refreshes bigint,
+    OUT escalations bigint)
 RETURNS record
 AS 'MODULE_PATHNAME' LANGUAGE C STRICT VOLATILE;
 

@@ -19,6 +19,7 @@
 #include "catalog/namespace.h"
 #include "catalog/pg_class.h"
 #include "commands/defrem.h"
+#include "executor/executor.h"
 #include "fmgr.h"
 #include "funcapi.h"
 #include "miscadmin.h"
@@ -43,6 +44,8 @@ PG_MODULE_MAGIC;
 
 int			fps_protocol = FPS_PROTOCOL_TICTOC;
 int			fps_lock_wait_timeout_ms = 10000;
+bool		fps_prefix_predicates = true;
+int			fps_escalation_threshold = 1000;
 static int	fps_variant = FPS_VARIANT_FOCUS_SKETCH;
 static int	fps_sketch_size_kb = 32;
 static int	fps_sketch_rows = 4;
@@ -72,6 +75,7 @@ static shmem_startup_hook_type prev_shmem_startup_hook = NULL;
 static set_rel_pathlist_hook_type prev_set_rel_pathlist_hook = NULL;
 static get_relation_info_hook_type prev_get_relation_info_hook = NULL;
 static ProcessUtility_hook_type prev_process_utility_hook = NULL;
+static ExecutorRun_hook_type prev_executor_run_hook = NULL;
 
 void		_PG_init(void);
 
@@ -282,6 +286,30 @@ fps_process_utility(PlannedStmt *pstmt, const char *queryString,
 		fps_txn_note_untracked_write();
 }
 
+/*
+ * Index scans find their runtime keys in the plan state of the query that
+ * runs them (fpsketch_am.c, index predicates), so keep track of which
+ * queries are running.
+ */
+static void
+fps_executor_run(QueryDesc *queryDesc, ScanDirection direction, uint64 count,
+				 bool execute_once)
+{
+	fps_executor_running(queryDesc, true);
+	PG_TRY();
+	{
+		if (prev_executor_run_hook)
+			prev_executor_run_hook(queryDesc, direction, count, execute_once);
+		else
+			standard_ExecutorRun(queryDesc, direction, count, execute_once);
+	}
+	PG_FINALLY();
+	{
+		fps_executor_running(queryDesc, false);
+	}
+	PG_END_TRY();
+}
+
 /* ---- module load ---- */
 
 /*
@@ -388,6 +416,16 @@ _PG_init(void)
 							NULL,
 							&fps_lock_wait_timeout_ms, 10000, 1, INT_MAX,
 							PGC_SUSET, GUC_UNIT_MS, NULL, NULL, NULL);
+	DefineCustomBoolVariable("fpsketch.prefix_predicates",
+							 "Index scans read equality-prefix phantom keys instead of the relation's.",
+							 "Off makes every predicate read conflict with every insert into the relation (for comparison); writers always write both kinds of key, so sessions may differ.",
+							 &fps_prefix_predicates, true,
+							 PGC_USERSET, 0, NULL, NULL, NULL);
+	DefineCustomIntVariable("fpsketch.escalation_threshold",
+							"Rows of one relation a transaction reads with row keys before it reads the whole relation's key instead.",
+							"Escalation bounds how much of the exact table one transaction pins; it is always safe, but the transaction then conflicts with every writer of the relation.",
+							&fps_escalation_threshold, 1000, 1, INT_MAX,
+							PGC_USERSET, 0, NULL, NULL, NULL);
 	MarkGUCPrefixReserved("fpsketch");
 
 	if (fps_max_entries >= 0 && fps_max_entries < 64)
@@ -413,6 +451,8 @@ _PG_init(void)
 	get_relation_info_hook = fps_get_relation_info;
 	prev_process_utility_hook = ProcessUtility_hook;
 	ProcessUtility_hook = fps_process_utility;
+	prev_executor_run_hook = ExecutorRun_hook;
+	ExecutorRun_hook = fps_executor_run;
 	fps_txn_register_callbacks();
 }
 
@@ -435,8 +475,8 @@ Datum
 fpsketch_stats(PG_FUNCTION_ARGS)
 {
 	TupleDesc	tupdesc;
-	Datum		values[32];
-	bool		nulls[32];
+	Datum		values[40];
+	bool		nulls[40];
 	FpsStats	s;
 	int			i = 0;
 	int			r;
@@ -473,6 +513,11 @@ fpsketch_stats(PG_FUNCTION_ARGS)
 		values[i++] = Int64GetDatum(fps_atomic_load(&fps_counters->aborts[r]));
 	values[i++] = Int64GetDatum(fps_atomic_load(&fps_counters->lock_waits));
 	values[i++] = Int64GetDatum(fps_atomic_load(&fps_counters->floor_raises));
+	values[i++] = Int64GetDatum(fps_atomic_load(&fps_counters->phantom_relation_reads));
+	values[i++] = Int64GetDatum(fps_atomic_load(&fps_counters->phantom_prefix_reads));
+	values[i++] = Int64GetDatum(fps_atomic_load(&fps_counters->phantom_writes));
+	values[i++] = Int64GetDatum(fps_atomic_load(&fps_counters->snapshot_refreshes));
+	values[i++] = Int64GetDatum(fps_atomic_load(&fps_counters->escalations));
 	Assert(i == tupdesc->natts);
 
 	PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(tupdesc, values, nulls)));
@@ -493,5 +538,10 @@ fpsketch_stats_reset(PG_FUNCTION_ARGS)
 		fps_atomic_store(&fps_counters->aborts[r], 0);
 	fps_atomic_store(&fps_counters->lock_waits, 0);
 	fps_atomic_store(&fps_counters->floor_raises, 0);
+	fps_atomic_store(&fps_counters->phantom_relation_reads, 0);
+	fps_atomic_store(&fps_counters->phantom_prefix_reads, 0);
+	fps_atomic_store(&fps_counters->phantom_writes, 0);
+	fps_atomic_store(&fps_counters->snapshot_refreshes, 0);
+	fps_atomic_store(&fps_counters->escalations, 0);
 	PG_RETURN_VOID();
 }

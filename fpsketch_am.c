@@ -31,10 +31,17 @@
 #include "access/htup_details.h"
 #include "access/multixact.h"
 #include "access/tableam.h"
+#include "access/nbtree.h"
+#include "access/hash.h"
+#include "access/relscan.h"
+#include "access/transam.h"
 #include "access/xact.h"
 #include "catalog/pg_am.h"
+#include "executor/execdesc.h"
 #include "executor/tuptable.h"
 #include "fmgr.h"
+#include "nodes/execnodes.h"
+#include "nodes/nodeFuncs.h"
 #include "storage/bufmgr.h"
 #include "storage/lmgr.h"
 #include "storage/procarray.h"
@@ -46,6 +53,9 @@
 
 static TableAmRoutine fps_routine;
 static const TableAmRoutine *heap_routine;
+
+static void write_predicate_keys_of_row(FpsRelInfo *info, TupleTableSlot *slot);
+static void write_predicate_key(FpsRelInfo *info, fps_u64 key);
 
 /* ---- what a heap version tells the protocol ---- */
 
@@ -135,9 +145,23 @@ track_read(Relation rel, TupleTableSlot *slot)
 		fps_txn_note_untracked_write();
 		return;
 	}
-	access = fps_txn_access(fps_key_from_slot(rel, info, slot), info->relid);
 	check.rel = rel;
 	check.slot = slot;
+
+	/*
+	 * Past its share of row pins for this relation, the transaction reads
+	 * the relation's predicate key instead, which every writer of the
+	 * relation writes (lock escalation, DESIGN §6).  Staleness is still
+	 * checked: a version overwritten before the predicate key was sampled
+	 * would otherwise go unnoticed.
+	 */
+	if (fps_txn_count_row_read(info->relid))
+	{
+		if (version_is_stale(&check))
+			fps_abort(FPS_ABORT_STALE_READ, info->relid);
+		return;
+	}
+	access = fps_txn_access(fps_key_from_slot(rel, info, slot), info->relid);
 	tictoc_read(access, version_is_stale, &check);
 }
 
@@ -154,8 +178,9 @@ storage_is_new_in_xact(Relation rel)
 		rel->rd_firstRelfilenodeSubid != InvalidSubTransactionId;
 }
 
+/* The row in slot was written; new_row: it is also new to every predicate. */
 static void
-track_write_slot(Relation rel, TupleTableSlot *slot)
+track_write_slot(Relation rel, TupleTableSlot *slot, bool new_row)
 {
 	FpsRelInfo *info;
 
@@ -167,13 +192,22 @@ track_write_slot(Relation rel, TupleTableSlot *slot)
 		return;
 	}
 	tictoc_write(fps_txn_access(fps_key_from_slot(rel, info, slot), info->relid));
+	write_predicate_key(info, info->escalation_key);
+	if (new_row)
+		write_predicate_keys_of_row(info, slot);
 }
 
-/* The key of the version at tid, which this transaction just updated/deleted. */
+/*
+ * The version at tid was just updated or deleted by this transaction.
+ * leaves_predicates: the row leaves the equality predicates of its old index
+ * keys (a delete, or an update that is not HOT), so a scan that found it
+ * there, or finds it missing, conflicts through those keys.
+ */
 static void
-track_write_old_version(Relation rel, ItemPointer tid)
+track_write_old_version(Relation rel, ItemPointer tid, bool leaves_predicates)
 {
 	FpsRelInfo *info;
+	TupleTableSlot *old = NULL;
 	fps_u64		key;
 
 	if (!fps_tracking_active(rel, &info))
@@ -183,20 +217,24 @@ track_write_old_version(Relation rel, ItemPointer tid)
 		fps_txn_note_untracked_write();
 		return;
 	}
-	if (info->by_tid)
-		key = fps_key_from_tid(rel, tid);
-	else
+	if (!info->by_tid || (leaves_predicates && info->nprefix > 0))
 	{
-		TupleTableSlot *old = MakeSingleTupleTableSlot(RelationGetDescr(rel),
-													   &TTSOpsBufferHeapTuple);
-
+		old = MakeSingleTupleTableSlot(RelationGetDescr(rel), &TTSOpsBufferHeapTuple);
 		if (!heap_routine->tuple_fetch_row_version(rel, tid, SnapshotAny, old))
 			elog(ERROR, "fpsketch: could not refetch the old version of a row of \"%s\"",
 				 RelationGetRelationName(rel));
-		key = fps_key_from_slot(rel, info, old);
-		ExecDropSingleTupleTableSlot(old);
 	}
+	key = info->by_tid ? fps_key_from_tid(rel, tid) : fps_key_from_slot(rel, info, old);
 	tictoc_write(fps_txn_access(key, info->relid));
+
+	/* escalated readers of the relation see every write through this key */
+	write_predicate_key(info, info->escalation_key);
+	if (leaves_predicates && old != NULL)
+		write_predicate_keys_of_row(info, old);
+	else if (leaves_predicates)
+		write_predicate_key(info, info->relation_key);	/* no prefix indexes */
+	if (old != NULL)
+		ExecDropSingleTupleTableSlot(old);
 }
 
 static void
@@ -206,6 +244,343 @@ refuse_concurrent_update(Relation rel)
 
 	if (fps_tracking_active(rel, &info))
 		fps_abort(FPS_ABORT_CONCURRENT_UPDATE, info->relid);
+}
+
+/* ---- predicate reads and phantom keys (DESIGN §6) ---- */
+
+/*
+ * After sampling a predicate key for a scan on snapshot: NULL if snapshot
+ * sees every transaction that has completed so far, else a newer registered
+ * snapshot the scan must use instead.  A predicate key sampled after a
+ * completion the snapshot misses may already include an insert the scan
+ * would not see (DESIGN §6.3): an insert's install follows its
+ * ProcArrayEndTransaction().  The snapshot taken here follows the sample
+ * (GetSnapshotData takes ProcArrayLock: a barrier), so it sees such an
+ * insert.
+ *
+ * Two snapshots see the same transactions if their xmax and in-progress
+ * counts agree: the later one's in-progress set is a subset of the earlier
+ * one's below the same xmax, and a completion at or above it moves xmax.
+ *
+ * READ COMMITTED allows a statement's scans to see newer data (every row
+ * version read is validated anyway); under REPEATABLE READ and SERIALIZABLE
+ * the transaction snapshot must stay, so a changed world is a 40001.
+ */
+static Snapshot
+snapshot_after_predicate_sample(Snapshot snapshot, Oid relid)
+{
+	/*
+	 * Our own snapshot buffer, not GetLatestSnapshot(): that refuses to run
+	 * in parallel mode, which a leader is in when another relation of the
+	 * query is scanned in parallel.  fpsketch relations are only scanned in
+	 * the leader, so a newer snapshot there is fine.
+	 */
+	static SnapshotData latest_data = {SNAPSHOT_MVCC};
+	Snapshot	latest = GetSnapshotData(&latest_data);
+	Snapshot	fresh;
+
+	if (latest->xmax == snapshot->xmax && latest->xcnt == snapshot->xcnt)
+		return NULL;
+	if (IsolationUsesXactSnapshot())
+		fps_abort(FPS_ABORT_PHANTOM_SNAPSHOT, relid);
+	fresh = RegisterSnapshot(latest);
+	/* same command: the scan must not see what this statement writes */
+	fresh->curcid = snapshot->curcid;
+	fps_atomic_add(&fps_counters->snapshot_refreshes, 1);
+	return fresh;
+}
+
+/* Record a read of a predicate key of rel. */
+static void
+read_predicate_key(FpsRelInfo *info, fps_u64 key, bool is_prefix)
+{
+	FpsAccess  *access = fps_txn_access(key, info->relid);
+
+	if (!access->is_read)
+		fps_atomic_add(is_prefix ? &fps_counters->phantom_prefix_reads :
+					   &fps_counters->phantom_relation_reads, 1);
+	tictoc_phantom_read(access);
+}
+
+static void
+write_predicate_key(FpsRelInfo *info, fps_u64 key)
+{
+	FpsAccess  *access = fps_txn_access(key, info->relid);
+
+	if (!access->is_write)
+		fps_atomic_add(&fps_counters->phantom_writes, 1);
+	tictoc_phantom_write(access);
+}
+
+/*
+ * A new row (insert, or a non-HOT update's new version) enters every
+ * predicate that could contain it: the relation's, and each equality prefix
+ * of each eligible index.  A NULL ends an index's prefixes: equality never
+ * matches it.
+ */
+static void
+write_predicate_keys_of_row(FpsRelInfo *info, TupleTableSlot *slot)
+{
+	int			i;
+
+	write_predicate_key(info, info->relation_key);
+	for (i = 0; i < info->nprefix; i++)
+	{
+		FpsPrefixIndex *pi = &info->prefix[i];
+		uint64		hashes[INDEX_MAX_KEYS];
+		int			p;
+
+		for (p = 0; p < pi->nkeys; p++)
+		{
+			bool		isnull;
+			Datum		value = slot_getattr(slot, pi->attnums[p], &isnull);
+
+			if (isnull)
+				break;
+			hashes[p] = fps_hash_value(pi->types[p], pi->collations[p], value, false);
+			if (!pi->is_hash || p + 1 == pi->nkeys)
+				write_predicate_key(info, fps_prefix_key(pi, p + 1, hashes));
+		}
+	}
+}
+
+/*
+ * Sample the coarse predicate of a scan that can see any row of rel (a
+ * sequential, bitmap, sample or TID scan).  Returns a newer snapshot for the
+ * scan, or NULL.
+ */
+static Snapshot
+read_relation_predicate(Relation rel, Snapshot snapshot)
+{
+	FpsRelInfo *info;
+
+	if (!fps_tracking_active(rel, &info))
+		return NULL;
+	read_predicate_key(info, info->relation_key, false);
+	return snapshot_after_predicate_sample(snapshot, info->relid);
+}
+
+static TableScanDesc
+fps_scan_begin(Relation rel, Snapshot snapshot, int nkeys,
+			   struct ScanKeyData *key, ParallelTableScanDesc pscan,
+			   uint32 flags)
+{
+	if (snapshot != NULL && IsMVCCSnapshot(snapshot) && pscan == NULL &&
+		(flags & (SO_TYPE_SEQSCAN | SO_TYPE_BITMAPSCAN | SO_TYPE_SAMPLESCAN |
+				  SO_TYPE_TIDSCAN | SO_TYPE_TIDRANGESCAN)))
+	{
+		Snapshot	fresh = read_relation_predicate(rel, snapshot);
+
+		if (fresh != NULL)
+		{
+			if (flags & SO_TEMP_SNAPSHOT)
+				UnregisterSnapshot(snapshot);
+			snapshot = fresh;
+			flags |= SO_TEMP_SNAPSHOT;	/* heap_endscan unregisters it */
+		}
+	}
+	return heap_routine->scan_begin(rel, snapshot, nkeys, key, pscan, flags);
+}
+
+/*
+ * Index fetches carry their predicate state with them: heap's callbacks
+ * get the embedded IndexFetchHeapData (first member, so heap's pfree frees
+ * the whole struct).
+ */
+typedef struct FpsIndexFetch
+{
+	IndexFetchHeapData heap;
+	bool		predicate_pending;	/* no predicate key read yet for this scan */
+	Snapshot	fresh_snapshot;	/* registered; replaces the scan's snapshot */
+} FpsIndexFetch;
+
+/* Executors running now, innermost last: where index scan keys are found. */
+static QueryDesc *running_queries[32];
+static int	nrunning_queries = 0;
+
+void
+fps_executor_running(QueryDesc *queryDesc, bool starting)
+{
+	if (starting)
+	{
+		if (nrunning_queries < lengthof(running_queries))
+			running_queries[nrunning_queries] = queryDesc;
+		nrunning_queries++;
+	}
+	else if (nrunning_queries > 0)
+		nrunning_queries--;
+}
+
+static bool
+find_index_scan_walker(PlanState *planstate, void *context)
+{
+	IndexFetchTableData *fetch = *(IndexFetchTableData **) context;
+
+	if (planstate == NULL)
+		return false;
+	if (IsA(planstate, IndexScanState))
+	{
+		IndexScanState *iss = (IndexScanState *) planstate;
+
+		if (iss->iss_ScanDesc != NULL && iss->iss_ScanDesc->xs_heapfetch == fetch)
+		{
+			*(PlanState **) context = planstate;
+			return true;
+		}
+	}
+	return planstate_tree_walker(planstate, find_index_scan_walker, context);
+}
+
+/* The executor node whose index scan uses fetch, or NULL. */
+static IndexScanState *
+find_index_scan(IndexFetchTableData *fetch)
+{
+	int			i;
+
+	for (i = Min(nrunning_queries, lengthof(running_queries)) - 1; i >= 0; i--)
+	{
+		void	   *context = fetch;
+
+		if (running_queries[i]->planstate != NULL &&
+			find_index_scan_walker(running_queries[i]->planstate, &context))
+			return (IndexScanState *) context;
+	}
+	return NULL;
+}
+
+/*
+ * How many leading index columns the scan keys fix by equality, and their
+ * hashes.  Only plain equality on the column's own type qualifies: arrays,
+ * row comparisons, IS NULL and cross-type operators end the prefix.
+ */
+static int
+equality_prefix(IndexScanState *iss, FpsPrefixIndex *pi, uint64 *hashes)
+{
+	Relation	indexrel = iss->iss_ScanDesc->indexRelation;
+	StrategyNumber eq = pi->is_hash ? HTEqualStrategyNumber : BTEqualStrategyNumber;
+	int			p;
+
+	for (p = 0; p < pi->nkeys; p++)
+	{
+		int			k;
+		bool		found = false;
+
+		for (k = 0; k < iss->iss_NumScanKeys && !found; k++)
+		{
+			ScanKey		sk = &iss->iss_ScanKeys[k];
+
+			if (sk->sk_attno != p + 1 || sk->sk_strategy != eq ||
+				(sk->sk_flags & (SK_ISNULL | SK_ROW_HEADER | SK_SEARCHARRAY |
+								 SK_SEARCHNULL | SK_SEARCHNOTNULL | SK_ORDER_BY)) ||
+				(OidIsValid(sk->sk_subtype) && sk->sk_subtype != indexrel->rd_opcintype[p]))
+				continue;
+			hashes[p] = fps_hash_value(pi->types[p], pi->collations[p],
+									   sk->sk_argument, false);
+			found = true;
+		}
+		if (!found)
+			break;
+	}
+	if (pi->is_hash && p < pi->nkeys)
+		return 0;
+	return p;
+}
+
+/*
+ * Read the predicate of the index scan about to run on fetch: the
+ * equality-prefix key when the scan keys give one, else the relation key.
+ */
+static void
+read_index_predicate(FpsIndexFetch *f, IndexScanState *iss, Snapshot snapshot)
+{
+	Relation	rel = f->heap.xs_base.rel;
+	FpsRelInfo *info;
+	FpsPrefixIndex *pi = NULL;
+	uint64		hashes[INDEX_MAX_KEYS];
+	int			nprefix = 0;
+
+	if (!fps_tracking_active(rel, &info))
+		return;
+	if (iss != NULL && fps_prefix_predicates)
+		pi = fps_prefix_index(info, RelationGetRelid(iss->iss_ScanDesc->indexRelation));
+	if (pi != NULL)
+		nprefix = equality_prefix(iss, pi, hashes);
+	if (nprefix > 0)
+		read_predicate_key(info, fps_prefix_key(pi, nprefix, hashes), true);
+	else
+		read_predicate_key(info, info->relation_key, false);
+	f->fresh_snapshot = snapshot_after_predicate_sample(snapshot, info->relid);
+}
+
+static void
+release_fresh_snapshot(FpsIndexFetch *f)
+{
+	if (f->fresh_snapshot != NULL)
+	{
+		UnregisterSnapshot(f->fresh_snapshot);
+		f->fresh_snapshot = NULL;
+	}
+}
+
+static struct IndexFetchTableData *
+fps_index_fetch_begin(Relation rel)
+{
+	FpsIndexFetch *f = palloc0(sizeof(FpsIndexFetch));
+
+	/* as heapam_index_fetch_begin() */
+	f->heap.xs_base.rel = rel;
+	f->heap.xs_cbuf = InvalidBuffer;
+	f->predicate_pending = true;
+	return &f->heap.xs_base;
+}
+
+/*
+ * index_rescan() resets the fetch before the index AM takes the new keys;
+ * the executor node already holds them, evaluated.
+ */
+static void
+fps_index_fetch_reset(struct IndexFetchTableData *fetch)
+{
+	FpsIndexFetch *f = (FpsIndexFetch *) fetch;
+	IndexScanState *iss;
+
+	heap_routine->index_fetch_reset(fetch);
+	release_fresh_snapshot(f);
+	f->predicate_pending = true;
+
+	iss = find_index_scan(fetch);
+	if (iss != NULL && iss->iss_ScanDesc->xs_snapshot != NULL &&
+		IsMVCCSnapshot(iss->iss_ScanDesc->xs_snapshot))
+	{
+		read_index_predicate(f, iss, iss->iss_ScanDesc->xs_snapshot);
+		f->predicate_pending = false;
+	}
+}
+
+static void
+fps_index_fetch_end(struct IndexFetchTableData *fetch)
+{
+	release_fresh_snapshot((FpsIndexFetch *) fetch);
+	heap_routine->index_fetch_end(fetch);
+}
+
+/*
+ * Called by cc/txn.c when a transaction escalates its reads of a relation:
+ * from now on the escalation key, which every write of the relation writes,
+ * stands for every row of it.
+ */
+void
+fps_read_relation_key(Oid relid)
+{
+	FpsAccess  *access;
+	Relation	rel = RelationIdGetRelation(relid);
+	FpsRelInfo *info = fps_relinfo(rel);
+
+	access = fps_txn_access(info->escalation_key, relid);
+	if (!access->is_read)
+		fps_atomic_add(&fps_counters->phantom_relation_reads, 1);
+	tictoc_phantom_read(access);
+	RelationClose(rel);
 }
 
 /* ---- reads ---- */
@@ -237,6 +612,17 @@ fps_index_fetch_tuple(struct IndexFetchTableData *scan, ItemPointer tid,
 					  Snapshot snapshot, TupleTableSlot *slot,
 					  bool *call_again, bool *all_dead)
 {
+	FpsIndexFetch *f = (FpsIndexFetch *) scan;
+
+	/* an index scan outside the executor: its keys are unknown, be coarse */
+	if (f->predicate_pending && snapshot != NULL && IsMVCCSnapshot(snapshot))
+	{
+		read_index_predicate(f, NULL, snapshot);
+		f->predicate_pending = false;
+	}
+	if (f->fresh_snapshot != NULL && snapshot != NULL && IsMVCCSnapshot(snapshot))
+		snapshot = f->fresh_snapshot;
+
 	if (!heap_routine->index_fetch_tuple(scan, tid, snapshot, slot,
 										 call_again, all_dead))
 		return false;
@@ -249,7 +635,17 @@ static bool
 fps_tuple_fetch_row_version(Relation rel, ItemPointer tid, Snapshot snapshot,
 							TupleTableSlot *slot)
 {
-	if (!heap_routine->tuple_fetch_row_version(rel, tid, snapshot, slot))
+	Snapshot	fresh = NULL;
+	bool		found;
+
+	/* a fetch by TID on an MVCC snapshot is a TID scan: coarse predicate */
+	if (snapshot != NULL && IsMVCCSnapshot(snapshot))
+		fresh = read_relation_predicate(rel, snapshot);
+	found = heap_routine->tuple_fetch_row_version(rel, tid,
+												  fresh ? fresh : snapshot, slot);
+	if (fresh != NULL)
+		UnregisterSnapshot(fresh);
+	if (!found)
 		return false;
 	if (snapshot != NULL && IsMVCCSnapshot(snapshot))
 		track_read(rel, slot);
@@ -317,7 +713,7 @@ fps_tuple_insert(Relation rel, TupleTableSlot *slot, CommandId cid,
 				 int options, struct BulkInsertStateData *bistate)
 {
 	heap_routine->tuple_insert(rel, slot, cid, options, bistate);
-	track_write_slot(rel, slot);
+	track_write_slot(rel, slot, true);
 }
 
 static void
@@ -328,7 +724,7 @@ fps_tuple_insert_speculative(Relation rel, TupleTableSlot *slot, CommandId cid,
 	heap_routine->tuple_insert_speculative(rel, slot, cid, options, bistate,
 										   specToken);
 	/* kept in the write set even if the insertion is killed: safe */
-	track_write_slot(rel, slot);
+	track_write_slot(rel, slot, true);
 }
 
 static void
@@ -339,7 +735,7 @@ fps_multi_insert(Relation rel, TupleTableSlot **slots, int nslots,
 
 	heap_routine->multi_insert(rel, slots, nslots, cid, options, bistate);
 	for (i = 0; i < nslots; i++)
-		track_write_slot(rel, slots[i]);
+		track_write_slot(rel, slots[i], true);
 }
 
 static TM_Result
@@ -352,7 +748,7 @@ fps_tuple_delete(Relation rel, ItemPointer tid, CommandId cid,
 													changingPart);
 
 	if (result == TM_Ok)
-		track_write_old_version(rel, tid);
+		track_write_old_version(rel, tid, true);
 	else if (result == TM_Updated || result == TM_Deleted)
 		refuse_concurrent_update(rel);
 	return result;
@@ -372,8 +768,9 @@ fps_tuple_update(Relation rel, ItemPointer otid, TupleTableSlot *slot,
 
 	if (result == TM_Ok)
 	{
-		track_write_old_version(rel, &old_tid);
-		track_write_slot(rel, slot);
+		track_write_old_version(rel, &old_tid, *update_indexes);
+		/* new index entries (not HOT) can put the row into new predicates */
+		track_write_slot(rel, slot, *update_indexes);
 	}
 	else if (result == TM_Updated || result == TM_Deleted)
 		refuse_concurrent_update(rel);
@@ -468,8 +865,12 @@ fps_table_am_routine(void)
 		heap_routine = GetHeapamTableAmRoutine();
 		fps_routine = *heap_routine;
 
+		fps_routine.scan_begin = fps_scan_begin;
 		fps_routine.scan_getnextslot = fps_scan_getnextslot;
 		fps_routine.scan_getnextslot_tidrange = fps_scan_getnextslot_tidrange;
+		fps_routine.index_fetch_begin = fps_index_fetch_begin;
+		fps_routine.index_fetch_reset = fps_index_fetch_reset;
+		fps_routine.index_fetch_end = fps_index_fetch_end;
 		fps_routine.index_fetch_tuple = fps_index_fetch_tuple;
 		fps_routine.tuple_fetch_row_version = fps_tuple_fetch_row_version;
 		fps_routine.scan_bitmap_next_tuple = fps_scan_bitmap_next_tuple;

@@ -22,6 +22,7 @@
 #include "executor/tuptable.h"
 #include "utils/relcache.h"
 #include "utils/snapshot.h"
+#include "utils/timestamp.h"
 
 #include "../sketch/fpsketch.h"
 
@@ -34,6 +35,7 @@ typedef enum FpsProtocol
 
 extern int	fps_protocol;
 extern int	fps_lock_wait_timeout_ms;
+extern bool fps_prefix_predicates;
 
 /* ---- shared state (fpsketch.c) ---- */
 
@@ -50,6 +52,8 @@ typedef enum FpsAbortReason
 	FPS_ABORT_CONCURRENT_UPDATE,	/* heap reported TM_Updated/TM_Deleted */
 	FPS_ABORT_LOCK_TIMEOUT,		/* waited too long for a locked key */
 	FPS_ABORT_TABLE_FULL,		/* no free exact-table entry */
+	FPS_ABORT_PHANTOM,			/* an insert into a predicate that was read */
+	FPS_ABORT_PHANTOM_SNAPSHOT,	/* predicate read on a too old snapshot */
 	FPS_NUM_ABORT_REASONS
 } FpsAbortReason;
 
@@ -60,6 +64,11 @@ typedef struct FpsSharedCounters
 	volatile fps_u64 aborts[FPS_NUM_ABORT_REASONS];
 	volatile fps_u64 lock_waits;	/* reads or locks that had to wait */
 	volatile fps_u64 floor_raises;
+	volatile fps_u64 phantom_relation_reads;	/* coarse predicate reads */
+	volatile fps_u64 phantom_prefix_reads;	/* equality-prefix reads */
+	volatile fps_u64 phantom_writes;	/* phantom keys written */
+	volatile fps_u64 snapshot_refreshes;	/* scans given a newer snapshot */
+	volatile fps_u64 escalations;	/* row reads of a relation -> its key */
 } FpsSharedCounters;
 
 extern FPSketch *fps_sketch;
@@ -68,6 +77,25 @@ extern FpsSharedCounters *fps_counters;
 extern void fps_require_shmem(void);
 
 /* ---- keys (cc/keys.c) ---- */
+
+/*
+ * An index whose equality prefixes can serve as phantom keys: btree or hash,
+ * plain columns, no predicate, default operator classes (so that equality
+ * is the type's default hash equality and both readers and writers can hash
+ * values the same way).
+ */
+typedef struct FpsPrefixIndex
+{
+	Oid			indexoid;
+	bool		is_hash;		/* hash index: only the full key is a prefix */
+	bool		is_unique;
+	int			nkeys;
+	AttrNumber	attnums[INDEX_MAX_KEYS];	/* heap column of each key */
+	Oid			collations[INDEX_MAX_KEYS];
+	struct TypeCacheEntry *types[INDEX_MAX_KEYS];
+} FpsPrefixIndex;
+
+#define FPS_MAX_PREFIX_INDEXES 8
 
 typedef struct FpsRelInfo
 {
@@ -78,11 +106,18 @@ typedef struct FpsRelInfo
 	AttrNumber	attnums[INDEX_MAX_KEYS];
 	Oid			collations[INDEX_MAX_KEYS];
 	struct TypeCacheEntry *types[INDEX_MAX_KEYS];
+	fps_u64		relation_key;	/* the coarse phantom key: rows in or out */
+	fps_u64		escalation_key; /* written by every write of the relation */
+	int			nprefix;
+	FpsPrefixIndex prefix[FPS_MAX_PREFIX_INDEXES];
 } FpsRelInfo;
 
 extern FpsRelInfo *fps_relinfo(Relation rel);
 extern fps_u64 fps_key_from_slot(Relation rel, FpsRelInfo *info, TupleTableSlot *slot);
 extern fps_u64 fps_key_from_tid(Relation rel, ItemPointer tid);
+extern FpsPrefixIndex *fps_prefix_index(FpsRelInfo *info, Oid indexoid);
+extern uint64 fps_hash_value(struct TypeCacheEntry *type, Oid collation, Datum value, bool isnull);
+extern fps_u64 fps_prefix_key(FpsPrefixIndex *index, int nprefix, const uint64 *hashes);
 
 /* ---- transaction state (cc/txn.c) ---- */
 
@@ -93,10 +128,23 @@ typedef struct FpsAccess
 	FpsEntry   *entry;			/* pinned until the transaction ends */
 	fps_u64		observed;		/* entry word when first read (unlocked) */
 	Oid			relid;			/* for error messages */
+	fps_u64		observed_committers;	/* phantom keys: committer word read */
 	bool		is_read;
 	bool		is_write;
+	bool		is_phantom;		/* predicate key: committer-word protocol */
 	bool		locked;			/* we hold the entry's lock bit */
+	bool		committing;		/* we count among the entry's committers */
 } FpsAccess;
+
+/* Row reads of one relation in this transaction, for lock escalation. */
+typedef struct FpsRelReads
+{
+	Oid			relid;
+	int			nreads;
+	bool		escalated;
+} FpsRelReads;
+
+#define FPS_MAX_REL_READS 32
 
 typedef struct FpsTxn
 {
@@ -108,6 +156,8 @@ typedef struct FpsTxn
 	bool		active;			/* touched an fpsketch table */
 	bool		validated;		/* PRE_COMMIT succeeded, commit_ts valid */
 	bool		raise_floor;	/* wrote past per-key tracking (DDL, bulk) */
+	int			nrelreads;
+	FpsRelReads relreads[FPS_MAX_REL_READS];
 	fps_u64		commit_ts;
 } FpsTxn;
 
@@ -117,9 +167,21 @@ extern int	fps_ddl_depth;
 extern bool fps_tracking_active(Relation rel, FpsRelInfo **info);
 extern FpsAccess *fps_txn_access(fps_u64 key, Oid relid);
 extern void fps_txn_note_untracked_write(void);
+extern bool fps_txn_count_row_read(Oid relid);
+extern int	fps_escalation_threshold;
 extern void fps_txn_register_callbacks(void);
 extern pg_attribute_noreturn() void fps_abort(FpsAbortReason reason, Oid relid);
 extern bool fps_wait_while_locked(FpsAccess *access, fps_u64 *word);
+
+typedef struct FpsBackoff
+{
+	TimestampTz start;
+	long		sleep_us;
+	int			spins;
+} FpsBackoff;
+
+extern void fps_backoff_init(FpsBackoff *backoff);
+extern bool fps_backoff_wait(FpsBackoff *backoff);
 
 /* ---- TicToc (cc/tictoc.c) ---- */
 
@@ -128,6 +190,8 @@ typedef bool (*FpsStaleCheck) (void *arg);
 
 extern void tictoc_read(FpsAccess *access, FpsStaleCheck is_stale, void *arg);
 extern void tictoc_write(FpsAccess *access);
+extern void tictoc_phantom_read(FpsAccess *access);
+extern void tictoc_phantom_write(FpsAccess *access);
 extern void tictoc_validate(FpsTxn *txn);
 extern void tictoc_commit(FpsTxn *txn);
 extern void tictoc_abort(FpsTxn *txn);

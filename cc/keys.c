@@ -21,8 +21,12 @@
  */
 #include "postgres.h"
 
+#include "access/genam.h"
+#include "access/htup_details.h"
 #include "access/relation.h"
 #include "catalog/pg_am.h"
+#include "catalog/pg_index.h"
+#include "commands/defrem.h"
 #include "miscadmin.h"
 #include "utils/fmgroids.h"
 #include "utils/lsyscache.h"
@@ -35,9 +39,126 @@
 #define XXH_INLINE_ALL
 #include <xxhash.h>
 
-/* Distinct seeds keep row, TID and (later) phantom key spaces apart. */
+/* Distinct seeds keep row, TID and phantom key spaces apart. */
 #define FPS_SEED_ROW_KEY	UINT64_C(0x66707320726f7720)
 #define FPS_SEED_TID_KEY	UINT64_C(0x6670732074696420)
+#define FPS_SEED_REL_KEY	UINT64_C(0x6670732072656c20)
+#define FPS_SEED_PREFIX_KEY UINT64_C(0x6670732070726520)
+#define FPS_SEED_ESCALATION_KEY UINT64_C(0x6670732065736320)
+
+uint64
+fps_hash_value(TypeCacheEntry *type, Oid collation, Datum value, bool isnull)
+{
+	/* identity and index columns used here are NOT NULL or skipped */
+	if (isnull)
+		return UINT64_C(0x6e756c6c);
+	return DatumGetUInt64(FunctionCall2Coll(&type->hash_extended_proc_finfo,
+											collation, value, Int64GetDatum(0)));
+}
+
+/*
+ * Which of rel's indexes can give phantom keys by equality prefix.  Others
+ * still protect their scans, through the coarse relation key.
+ */
+static void
+fill_prefix_indexes(Relation rel, FpsRelInfo *info)
+{
+	List	   *indexes = RelationGetIndexList(rel);
+	ListCell   *lc;
+
+	foreach(lc, indexes)
+	{
+		Relation	indexrel;
+		FpsPrefixIndex *pi;
+		bool		eligible;
+		int			i;
+
+		if (info->nprefix >= FPS_MAX_PREFIX_INDEXES)
+			break;
+		indexrel = index_open(lfirst_oid(lc), AccessShareLock);
+		pi = &info->prefix[info->nprefix];
+		memset(pi, 0, sizeof(*pi));
+		pi->indexoid = RelationGetRelid(indexrel);
+		pi->is_hash = indexrel->rd_rel->relam == HASH_AM_OID;
+		pi->is_unique = indexrel->rd_index->indisunique;
+		pi->nkeys = indexrel->rd_index->indnkeyatts;
+		eligible = (indexrel->rd_rel->relam == BTREE_AM_OID || pi->is_hash) &&
+			indexrel->rd_index->indisready &&
+			heap_attisnull(indexrel->rd_indextuple, Anum_pg_index_indexprs, NULL) &&
+			heap_attisnull(indexrel->rd_indextuple, Anum_pg_index_indpred, NULL);
+		for (i = 0; eligible && i < pi->nkeys; i++)
+		{
+			Oid			opcintype = indexrel->rd_opcintype[i];
+			Oid			defclass = GetDefaultOpClass(opcintype, indexrel->rd_rel->relam);
+			TypeCacheEntry *tce;
+
+			pi->attnums[i] = indexrel->rd_index->indkey.values[i];
+			pi->collations[i] = indexrel->rd_indcollation[i];
+
+			/* equality must be the default one, which the hash support agrees with */
+			if (pi->attnums[i] <= 0 || !OidIsValid(defclass) ||
+				get_opclass_family(defclass) != indexrel->rd_opfamily[i])
+			{
+				eligible = false;
+				break;
+			}
+			tce = lookup_type_cache(opcintype, TYPECACHE_HASH_EXTENDED_PROC_FINFO);
+			if (!OidIsValid(tce->hash_extended_proc))
+				eligible = false;
+			pi->types[i] = tce;
+		}
+		index_close(indexrel, AccessShareLock);
+		if (eligible)
+			info->nprefix++;
+	}
+	list_free(indexes);
+}
+
+FpsPrefixIndex *
+fps_prefix_index(FpsRelInfo *info, Oid indexoid)
+{
+	int			i;
+
+	for (i = 0; i < info->nprefix; i++)
+		if (info->prefix[i].indexoid == indexoid)
+			return &info->prefix[i];
+	return NULL;
+}
+
+/* The phantom key of index's equality prefix of nprefix columns. */
+fps_u64
+fps_prefix_key(FpsPrefixIndex *index, int nprefix, const uint64 *hashes)
+{
+	struct
+	{
+		Oid			dbid;
+		Oid			indexoid;
+		uint64		nprefix;
+		uint64		hashes[INDEX_MAX_KEYS];
+	}			buf;
+
+	buf.dbid = MyDatabaseId;
+	buf.indexoid = index->indexoid;
+	buf.nprefix = nprefix;
+	memcpy(buf.hashes, hashes, sizeof(uint64) * nprefix);
+	return XXH3_64bits_withSeed(&buf,
+								offsetof(typeof(buf), hashes) + sizeof(uint64) * nprefix,
+								FPS_SEED_PREFIX_KEY);
+}
+
+static fps_u64
+relation_key(Oid relid, fps_u64 seed)
+{
+	struct
+	{
+		Oid			dbid;
+		Oid			relid;
+	}			buf;
+
+	buf.dbid = MyDatabaseId;
+	buf.relid = relid;
+	return XXH3_64bits_withSeed(&buf, sizeof(buf), seed);
+}
 
 static void
 fill_identity(Relation rel, FpsRelInfo *info)
@@ -98,8 +219,13 @@ fps_relinfo(Relation rel)
 	info->tracked = rel->rd_rel->relpersistence != RELPERSISTENCE_TEMP &&
 		rel->rd_rel->relkind == RELKIND_RELATION;
 	info->by_tid = true;
+	info->relation_key = relation_key(info->relid, FPS_SEED_REL_KEY);
+	info->escalation_key = relation_key(info->relid, FPS_SEED_ESCALATION_KEY);
 	if (info->tracked)
+	{
 		fill_identity(rel, info);
+		fill_prefix_indexes(rel, info);
+	}
 
 	/* fill_identity may have triggered a rebuild that reset rd_amcache */
 	if (rel->rd_amcache != NULL)
@@ -129,14 +255,8 @@ fps_key_from_slot(Relation rel, FpsRelInfo *info, TupleTableSlot *slot)
 		bool		isnull;
 		Datum		value = slot_getattr(slot, info->attnums[i], &isnull);
 
-		/* identity columns are NOT NULL; keep NULL distinct all the same */
-		if (isnull)
-			buf.hashes[i] = UINT64_C(0x6e756c6c);
-		else
-			buf.hashes[i] = DatumGetUInt64(FunctionCall2Coll(&info->types[i]->hash_extended_proc_finfo,
-															 info->collations[i],
-															 value,
-															 Int64GetDatum(0)));
+		buf.hashes[i] = fps_hash_value(info->types[i], info->collations[i],
+									   value, isnull);
 	}
 	return XXH3_64bits_withSeed(&buf,
 								offsetof(typeof(buf), hashes) + sizeof(uint64) * info->nkeys,

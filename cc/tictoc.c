@@ -15,8 +15,19 @@
  * the unlock and then finds the version stale, or records the old wts and
  * fails validation.
  *
- * Shared state: entry words, by CAS only, and only while pinned.  A lock bit
- * is held from tictoc_validate() to tictoc_commit() or tictoc_abort().
+ * Phantom keys (predicates: a relation, an index equality prefix) are
+ * written by every insert into them, so their writers must not exclude one
+ * another: instead of the lock bit they register in the entry's committer
+ * word from PRE_COMMIT until their install, which adds FPS_COMMITTER_DONE
+ * (one fewer committer, one more install) after MAXing wts/rts to commit_ts.
+ * A reader records the committer word with the (wts, rts) it read, having
+ * waited until no writer was committing; validation then requires that no
+ * install happened and nobody is committing, which also catches writers
+ * whose install leaves wts unchanged (a smaller commit_ts than another's).
+ *
+ * Shared state: entry words, by CAS only, and only while pinned; committer
+ * words by atomic add only.  A lock bit or committer registration is held
+ * from tictoc_validate() to tictoc_commit() or tictoc_abort().
  *
  *-------------------------------------------------------------------------
  */
@@ -53,6 +64,88 @@ void
 tictoc_write(FpsAccess *access)
 {
 	access->is_write = true;
+}
+
+/*
+ * READ of a phantom key: an observation of (wts, rts) together with the
+ * committer word, taken when no writer is between PRE_COMMIT and install.
+ */
+void
+tictoc_phantom_read(FpsAccess *access)
+{
+	FpsBackoff	backoff;
+	fps_u64		cword;
+	fps_u64		word;
+
+	access->is_phantom = true;
+	fps_backoff_init(&backoff);
+	for (;;)
+	{
+		cword = fps_entry_committers_load(access->entry);
+		if (fps_committers(cword) - (access->committing ? 1 : 0) == 0)
+		{
+			word = fps_entry_load(access->entry);
+			/* no install between the two loads: word belongs to cword */
+			if (fps_entry_committers_load(access->entry) == cword)
+				break;
+			continue;
+		}
+		if (!fps_backoff_wait(&backoff))
+			fps_abort(FPS_ABORT_LOCK_TIMEOUT, access->relid);
+	}
+	if (!access->is_read)
+	{
+		access->observed = word & ~FPS_LOCK_BIT;
+		access->observed_committers = cword;
+		access->is_read = true;
+	}
+	else if (cword != access->observed_committers)
+	{
+		/* the predicate changed between two reads: validation would fail */
+		fps_abort(FPS_ABORT_PHANTOM, access->relid);
+	}
+}
+
+/* WRITE of a phantom key: an insert made the predicate's result change. */
+void
+tictoc_phantom_write(FpsAccess *access)
+{
+	access->is_phantom = true;
+	access->is_write = true;
+}
+
+/*
+ * Validation of a phantom key read (cf. Algorithm 3 lines 24-36): the
+ * predicate's result must be unchanged at commit_ts.  Any install since the
+ * observation, or a writer between PRE_COMMIT and install, may be an insert
+ * this transaction did not see.
+ */
+static void
+tictoc_validate_phantom(FpsAccess *a, fps_u64 commit_ts)
+{
+	fps_u64		own = a->committing ? FPS_COMMITTER_ONE : 0;
+	fps_u64		cur;
+
+	if (fps_word_rts(a->observed) >= commit_ts)
+		return;					/* still valid at commit_ts: later writers come after */
+	if (fps_entry_committers_load(a->entry) - own != a->observed_committers)
+		fps_abort(FPS_ABORT_PHANTOM, a->relid);
+
+	cur = fps_entry_load(a->entry);
+	while (fps_word_rts(cur) < commit_ts)
+	{
+		if (fps_entry_cas(a->entry, &cur,
+						  fps_word_make(false, fps_word_wts(cur), commit_ts)))
+			break;
+	}
+
+	/*
+	 * A writer registering after our extension reads the extended rts and
+	 * commits after us; one that registered before may have missed it.  The
+	 * atomics are sequentially consistent, so one of the two is visible.
+	 */
+	if (fps_entry_committers_load(a->entry) - own != a->observed_committers)
+		fps_abort(FPS_ABORT_PHANTOM, a->relid);
 }
 
 static int
@@ -96,8 +189,20 @@ tictoc_validate(FpsTxn *txn)
 
 	writes = palloc(sizeof(FpsAccess *) * (txn->naccesses + 1));
 	for (i = 0; i < txn->naccesses; i++)
-		if (txn->accesses[i].is_write)
-			writes[nwrites++] = &txn->accesses[i];
+	{
+		FpsAccess  *a = &txn->accesses[i];
+
+		if (!a->is_write)
+			continue;
+		if (a->is_phantom)
+		{
+			/* before reading rts for commit_ts, see tictoc_validate_phantom */
+			fps_entry_committers_add(a->entry, FPS_COMMITTER_ONE);
+			a->committing = true;
+		}
+		else
+			writes[nwrites++] = a;
+	}
 	qsort(writes, nwrites, sizeof(FpsAccess *), compare_by_key);
 	for (i = 0; i < nwrites; i++)
 		tictoc_lock(writes[i]);
@@ -120,6 +225,11 @@ tictoc_validate(FpsTxn *txn)
 		FpsAccess  *a = &txn->accesses[i];
 		fps_u64		cur;
 
+		if (a->is_read && a->is_phantom)
+		{
+			tictoc_validate_phantom(a, commit_ts);
+			continue;
+		}
 		if (!a->is_read || fps_word_rts(a->observed) >= commit_ts)
 			continue;			/* the version read is still valid at commit_ts */
 
@@ -179,6 +289,19 @@ tictoc_commit(FpsTxn *txn)
 			a->locked = false;
 			wrote = true;
 		}
+		else if (a->committing)
+		{
+			fps_u64		cur = fps_entry_load(a->entry);
+
+			while (!fps_entry_cas(a->entry, &cur,
+								  fps_word_make(false,
+												Max(fps_word_wts(cur), txn->commit_ts),
+												Max(fps_word_rts(cur), txn->commit_ts))))
+				;
+			fps_entry_committers_add(a->entry, FPS_COMMITTER_DONE);
+			a->committing = false;
+			wrote = true;
+		}
 		fps_decref(fps_sketch, a->entry);
 	}
 	fps_atomic_add(wrote ? &fps_counters->commits : &fps_counters->read_only_commits, 1);
@@ -200,6 +323,11 @@ tictoc_abort(FpsTxn *txn)
 
 			fps_atomic_store(&a->entry->word, word & ~FPS_LOCK_BIT);
 			a->locked = false;
+		}
+		if (a->committing)
+		{
+			fps_atomic_sub(&a->entry->committers, FPS_COMMITTER_ONE);
+			a->committing = false;
 		}
 		fps_decref(fps_sketch, a->entry);
 	}

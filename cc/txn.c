@@ -40,6 +40,7 @@
 #include "utils/rel.h"
 
 #include "cc.h"
+#include "../fpsketch_am.h"
 
 #define XXH_INLINE_ALL
 #include <xxhash.h>
@@ -64,6 +65,8 @@ static const char *const abort_detail[FPS_NUM_ABORT_REASONS] = {
 	[FPS_ABORT_CONCURRENT_UPDATE] = "A row of relation \"%s\" was updated or deleted by a concurrent transaction.",
 	[FPS_ABORT_LOCK_TIMEOUT] = "Waited longer than fpsketch.lock_wait_timeout for a committing writer of relation \"%s\".",
 	[FPS_ABORT_TABLE_FULL] = "The FPSketch exact table is full; a row of relation \"%s\" could not be pinned.",
+	[FPS_ABORT_PHANTOM] = "A concurrent transaction inserted into a range or predicate of relation \"%s\" read by this transaction.",
+	[FPS_ABORT_PHANTOM_SNAPSHOT] = "A predicate of relation \"%s\" was read on a snapshot taken before a concurrent commit.",
 };
 
 /*
@@ -82,6 +85,8 @@ fps_abort(FpsAbortReason reason, Oid relid)
 			 errdetail(abort_detail[reason], relname ? relname : "?"),
 			 reason == FPS_ABORT_TABLE_FULL ?
 			 errhint("Increase fpsketch.max_entries or make transactions touch fewer rows.") :
+			 reason == FPS_ABORT_PHANTOM_SNAPSHOT ?
+			 errhint("Use READ COMMITTED, where each scan can take a newer snapshot; the transaction might succeed if retried.") :
 			 errhint("The transaction might succeed if retried.")));
 }
 
@@ -195,6 +200,43 @@ fps_txn_access(fps_u64 key, Oid relid)
 	return access;
 }
 
+/*
+ * Count a row read of relid; true if the transaction reads the relation
+ * through its relation key instead (escalated), which happens once it read
+ * fpsketch.escalation_threshold rows of it.
+ */
+bool
+fps_txn_count_row_read(Oid relid)
+{
+	FpsRelReads *r = NULL;
+	int			i;
+
+	for (i = 0; i < fps_txn.nrelreads; i++)
+		if (fps_txn.relreads[i].relid == relid)
+		{
+			r = &fps_txn.relreads[i];
+			break;
+		}
+	if (r == NULL)
+	{
+		if (fps_txn.nrelreads >= FPS_MAX_REL_READS)
+			return false;		/* untallied: per-row keys, as before */
+		r = &fps_txn.relreads[fps_txn.nrelreads++];
+		fps_txn.active = true;	/* so that the transaction's end resets this */
+		r->relid = relid;
+		r->nreads = 0;
+		r->escalated = false;
+	}
+	if (r->escalated)
+		return true;
+	if (++r->nreads <= fps_escalation_threshold)
+		return false;
+	fps_read_relation_key(relid);
+	r->escalated = true;
+	fps_atomic_add(&fps_counters->escalations, 1);
+	return true;
+}
+
 /* This transaction wrote rows (or changed key schemes) past per-key tracking. */
 void
 fps_txn_note_untracked_write(void)
@@ -207,35 +249,55 @@ fps_txn_note_untracked_write(void)
 }
 
 /*
+ * Waiting for another transaction's commit to finish with an entry.  Lock
+ * bits and committer counts are held only from PRE_COMMIT to COMMIT of their
+ * owner, so waits are short; they are bounded by fpsketch.lock_wait_timeout
+ * and interruptible.  Spin first, then sleep with exponential backoff.
+ */
+void
+fps_backoff_init(FpsBackoff *backoff)
+{
+	backoff->start = 0;
+	backoff->sleep_us = 10;
+	backoff->spins = 0;
+}
+
+/* One round of waiting; false once the timeout has passed. */
+bool
+fps_backoff_wait(FpsBackoff *backoff)
+{
+	if (backoff->start == 0)
+	{
+		backoff->start = GetCurrentTimestamp();
+		fps_atomic_add(&fps_counters->lock_waits, 1);
+	}
+	CHECK_FOR_INTERRUPTS();
+	if (++backoff->spins > 100)
+	{
+		pg_usleep(backoff->sleep_us);
+		backoff->sleep_us = Min(backoff->sleep_us * 2, 1000);
+		if (TimestampDifferenceExceeds(backoff->start, GetCurrentTimestamp(),
+									   fps_lock_wait_timeout_ms))
+			return false;
+	}
+	return true;
+}
+
+/*
  * Wait until the entry is not locked by another transaction's commit.
- * Lock bits are held only from PRE_COMMIT to COMMIT of their owner, so this
- * is short; it is bounded by fpsketch.lock_wait_timeout and interruptible.
  * Returns false on timeout; *word receives the last word loaded.
  */
 bool
 fps_wait_while_locked(FpsAccess *access, fps_u64 *word)
 {
-	TimestampTz start = 0;
-	long		sleep_us = 10;
-	int			spins = 0;
+	FpsBackoff	backoff;
 
+	fps_backoff_init(&backoff);
 	*word = fps_entry_load(access->entry);
 	while (fps_word_locked(*word) && !access->locked)
 	{
-		if (start == 0)
-		{
-			start = GetCurrentTimestamp();
-			fps_atomic_add(&fps_counters->lock_waits, 1);
-		}
-		CHECK_FOR_INTERRUPTS();
-		if (++spins > 100)
-		{
-			pg_usleep(sleep_us);
-			sleep_us = Min(sleep_us * 2, 1000);
-			if (TimestampDifferenceExceeds(start, GetCurrentTimestamp(),
-										   fps_lock_wait_timeout_ms))
-				return false;
-		}
+		if (!fps_backoff_wait(&backoff))
+			return false;
 		*word = fps_entry_load(access->entry);
 	}
 	return true;
@@ -252,6 +314,7 @@ txn_reset(void)
 	fps_txn.active = false;
 	fps_txn.validated = false;
 	fps_txn.raise_floor = false;
+	fps_txn.nrelreads = 0;
 	fps_txn.commit_ts = 0;
 }
 

@@ -427,6 +427,7 @@ fps_incref(FPSketch *fps, fps_u64 key)
 		wts = floor_ts;
 	e->key = key;
 	fps_atomic_store(&e->word, fps_word_make(false, wts, rts));
+	fps_atomic_store(&e->committers, 0);
 	e->refcount = 1;
 	e->in_use = 1;
 	e->clock_ref = 1;
@@ -466,6 +467,11 @@ fps_decref(FPSketch *fps, FpsEntry *e)
 		{
 			part->lock_leaks++;
 			fps_atomic_store(&e->word, word & ~FPS_LOCK_BIT);
+		}
+		if (fps_committers(fps_atomic_load(&e->committers)) != 0)
+		{
+			part->lock_leaks++;
+			fps_atomic_store(&e->committers, 0);
 		}
 		if (fps->config.variant == FPS_VARIANT_FOCUS_SKETCH)
 		{

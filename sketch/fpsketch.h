@@ -104,10 +104,23 @@ typedef struct FpsConfig
 	fps_u64		seed;			/* derives the table's and each row's seed */
 } FpsConfig;
 
+/*
+ * The committer word of an entry, used for keys whose writers need no mutual
+ * exclusion among themselves (phantom keys: every insert "writes" the same
+ * predicate key).  Low 16 bits: writers between PRE_COMMIT and install;
+ * high 48 bits: installs so far.  An install adds FPS_COMMITTER_DONE, which
+ * ends a commit and counts its install in one atomic step.
+ */
+#define FPS_COMMITTER_BITS	16
+#define FPS_COMMITTER_ONE	UINT64_C(1)
+#define FPS_COMMITTER_DONE	((UINT64_C(1) << FPS_COMMITTER_BITS) - 1)
+#define fps_committers(cword)	((cword) & ((UINT64_C(1) << FPS_COMMITTER_BITS) - 1))
+
 typedef struct FpsEntry
 {
 	fps_u64		key;			/* fixed while the entry is in use */
 	volatile fps_u64 word;		/* packed (lock, wts, rts); atomics only */
+	volatile fps_u64 committers;	/* committer word; atomics only */
 	fps_u32		refcount;		/* partition lock */
 	fps_i32		next;			/* bucket chain or free list; partition lock */
 	fps_u32		partition;		/* owner partition, fixed */
@@ -167,6 +180,19 @@ static inline fps_u64
 fps_entry_load(const FpsEntry *entry)
 {
 	return fps_atomic_load((volatile fps_u64 *) &entry->word);
+}
+
+static inline fps_u64
+fps_entry_committers_load(const FpsEntry *entry)
+{
+	return fps_atomic_load((volatile fps_u64 *) &entry->committers);
+}
+
+/* Returns the committer word after adding delta. */
+static inline fps_u64
+fps_entry_committers_add(FpsEntry *entry, fps_u64 delta)
+{
+	return fps_atomic_add(&entry->committers, delta);
 }
 
 /* The only way a pinned entry changes.  On failure *expected is refreshed. */

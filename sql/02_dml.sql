@@ -204,10 +204,12 @@ BEGIN;
 DECLARE h CURSOR WITH HOLD FOR SELECT id, k FROM dml_a ORDER BY id;
 FETCH 2 FROM h;
 COMMIT;
-SELECT increfs = :dml_a_rows AS all_rows_read, pinned, read_only_commits FROM fpsketch_stats;
+SELECT increfs = :dml_a_rows + phantom_relation_reads + phantom_prefix_reads AS all_rows_read,
+       pinned, read_only_commits FROM fpsketch_stats;
 FETCH ALL FROM h;
 CLOSE h;
-SELECT increfs = :dml_a_rows AS no_more_reads, pinned FROM fpsketch_stats;
+SELECT increfs = :dml_a_rows + phantom_relation_reads + phantom_prefix_reads AS no_more_reads,
+       pinned FROM fpsketch_stats;
 BEGIN;
 DECLARE u CURSOR FOR SELECT id, k FROM dml_a WHERE id >= 400 ORDER BY id FOR UPDATE;
 FETCH 1 FROM u;
