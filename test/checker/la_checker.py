@@ -1,0 +1,929 @@
+#!/usr/bin/python3
+"""
+Randomized list-append serializability checker for fpsketch (Elle-style).
+
+Workload: table `la (k int primary key, v text not null default '')` with a
+fixed, pre-populated key set (no inserts, so phantoms play no part), USING
+fpsketch or USING heap.  Concurrent clients, each with its own connection at
+READ COMMITTED with autocommit off, run random transactions of 2-6 micro-ops
+on skewed keys:
+
+    read k        SELECT v FROM la WHERE k = $1
+    append k e    UPDATE la SET v = v || ',' || $e WHERE k = $1
+
+Every appended element is globally unique, so each key's value is the whole
+list of its committed appends: the version order of every key is known.  After
+the run the final value of every key is read, which gives the complete version
+order; every observed list must be a prefix of it.  (To keep memory linear, a
+read is checked when it happens against the longest value observed so far for
+its key, and only its length is kept; see Chains.)
+
+Outcomes: COMMIT returned = committed; 40001/40P01 anywhere = aborted; a
+broken connection during COMMIT = unknown, resolved from the final state
+(committed if any of its appends is there); any other error = failure.
+
+From the committed transactions the checker builds the dependency graph (ww:
+append order, wr: a read whose last element another transaction appended, rw:
+a read followed in the version order by another transaction's append) and
+looks for cycles with Tarjan's SCC algorithm:
+
+    G0   cycle of ww edges only
+    G1c  cycle of ww/wr edges containing a wr edge
+    G2   cycle containing an rw edge (G-single when it has exactly one)
+
+and for the non-cycle anomalies:
+
+    G1a               a committed read saw an element appended by an aborted
+                      transaction (or an aborted append is in the final state)
+    G1b               a committed read saw an intermediate state of another
+                      transaction (not that transaction's last append to it)
+    internal          a read after the transaction's own appends to the key
+                      does not end with exactly those appends
+    incompatible-order a read that is not a prefix of the key's final list,
+                      a duplicate or unknown element
+    lost-append       a committed append missing from the final state
+    errors            any SQL error other than 40001/40P01 (including
+                      statement timeouts), a wrong row count
+    session           (only with --session-order) a cycle through the order
+                      in which each client ran its own committed transactions:
+                      stronger than serializability, which fpsketch does not
+                      promise
+
+Exit code: 0 no anomaly, 1 some check failed, 2 setup/unexpected error.
+The last line is always `checker: N passed, M failed`.
+
+With --expect-anomaly (positive control, e.g. heap at READ COMMITTED) the
+result is inverted: the run passes when at least one anomaly class fires and
+no errors occurred.
+"""
+
+import argparse
+import collections
+import json
+import os
+import random
+import sys
+import threading
+import time
+import traceback
+
+try:
+    import psycopg2
+    import psycopg2.extensions
+except ImportError:  # pragma: no cover
+    sys.stderr.write("la_checker: psycopg2 missing: apt-get install -y python3-psycopg2 "
+                     "and run with /usr/bin/python3\n")
+    print("checker: 0 passed, 1 failed")
+    sys.exit(2)
+
+ABORT_CODES = ("40001", "40P01")
+CLASSES = ["G0", "G1a", "G1b", "G1c", "G2", "internal",
+           "incompatible-order", "lost-append", "errors"]
+ANOMALY_CLASSES = CLASSES[:-1]
+# with --session-order: a cycle through a client's own transaction order
+SESSION_CLASS = "session"
+
+
+class SetupError(Exception):
+    pass
+
+
+# --------------------------------------------------------------------------
+# history
+# --------------------------------------------------------------------------
+
+class Txn(object):
+    __slots__ = ("id", "client", "ops", "status", "sqlstate", "error",
+                 "t_start", "t_end")
+
+    def __init__(self, tid, client):
+        self.id = tid
+        self.client = client
+        # ops: ["a", key, element] or ["r", key, n, nbase, flag, raw]: see
+        # Chains.observe (reads that did not run are dropped)
+        self.ops = []
+        self.status = None      # 'committed', 'aborted', 'unknown', 'error'
+        self.sqlstate = None
+        self.error = None
+        self.t_start = None
+        self.t_end = None
+
+    def to_json(self):
+        return {"id": self.id, "client": self.client, "ops": self.ops,
+                "status": self.status, "sqlstate": self.sqlstate,
+                "error": self.error, "t_start": self.t_start, "t_end": self.t_end}
+
+    def describe(self, chains=None):
+        parts = []
+        own = collections.defaultdict(list)
+        for op in self.ops:
+            if op[0] == "a":
+                parts.append("a(%d,%d)" % (op[1], op[2]))
+                own[op[1]].append(op[2])
+                continue
+            key, n, nbase, flag, raw = op[1:]
+            if raw is not None:
+                val = fmt_list(parse_list(raw))
+            elif chains is not None:
+                val = fmt_list(chains[key][:nbase] + own[key][len(own[key]) - (n - nbase):])
+            else:
+                val = "#%d" % n
+            parts.append("r(%d)=%s%s" % (key, val, " !" + flag if flag else ""))
+        st = self.status
+        if self.sqlstate:
+            st += " " + self.sqlstate
+        return "T%d [client %d, %s, %.4f..%.4f] %s" % (
+            self.id, self.client, st, self.t_start or 0, self.t_end or 0,
+            " ".join(parts))
+
+
+def fmt_list(lst, maxlen=8):
+    if lst is None:
+        return "?"
+    if len(lst) <= maxlen:
+        return "[" + ",".join(str(x) for x in lst) + "]"
+    return "[..%d..,%s]" % (len(lst) - maxlen + 2,
+                            ",".join(str(x) for x in lst[-(maxlen - 2):]))
+
+
+def parse_list(v):
+    if v is None:
+        return None
+    return [int(x) for x in v.split(",") if x != ""]
+
+
+def elems_str(elems):
+    return "".join("," + str(e) for e in elems)
+
+
+class Chains(object):
+    """The longest committed-looking value observed per key, as the raw
+    string.  Each read is checked against it when it happens, so a read is
+    stored as its length only (histories stay O(1) per read instead of
+    O(list length)).  A read's value is s = base + the reader's own appends
+    to the key so far; base must be a prefix of the chain or extend it."""
+
+    def __init__(self, keys):
+        self.lock = threading.Lock()
+        self.chain = {k: "" for k in keys}
+
+    def observe(self, key, s, own):
+        """Returns the read op fields [n, nbase, flag, raw]; flag is None,
+        'internal' (s does not end with own) or 'incompatible' (base and the
+        chain are not prefixes of one another); raw is s when flagged."""
+        n = s.count(",")
+        suffix = elems_str(own)
+        if own and not s.endswith(suffix):
+            return [n, n, "internal", s]
+        base = s[:len(s) - len(suffix)]
+        nbase = n - len(own)
+        with self.lock:
+            c = self.chain.get(key, "")
+            if len(base) <= len(c):
+                ok = c.startswith(base) and (len(base) == len(c) or c[len(base)] == ",")
+            else:
+                ok = base.startswith(c) and base[len(c)] == ","
+                if ok:
+                    self.chain[key] = base
+        if not ok:
+            return [n, nbase, "incompatible", s]
+        return [n, nbase, None, None]
+
+
+# --------------------------------------------------------------------------
+# database
+# --------------------------------------------------------------------------
+
+def connect(args, autocommit=False):
+    kw = {}
+    for name in ("host", "port", "user", "dbname"):
+        val = getattr(args, name)
+        if val:
+            kw[name] = val
+    kw["application_name"] = "la_checker"
+    # libpq takes the rest from PGHOST, PGPORT, PGUSER, PGDATABASE, ...
+    conn = psycopg2.connect(**kw)
+    conn.set_session(isolation_level=psycopg2.extensions.ISOLATION_LEVEL_READ_COMMITTED,
+                     autocommit=autocommit)
+    return conn
+
+
+def session_setup(conn, args):
+    old = conn.autocommit
+    conn.autocommit = True
+    cur = conn.cursor()
+    cur.execute("SET statement_timeout = %s", (str(args.statement_timeout_ms),))
+    cur.execute("SET default_transaction_isolation = 'read committed'")
+    # Heap deadlocks (two appends in opposite key order) otherwise cost 1 s.
+    try:
+        cur.execute("SET deadlock_timeout = %s", (str(args.deadlock_timeout_ms),))
+    except psycopg2.Error:
+        pass
+    for s in args.set or []:
+        name, _, value = s.partition("=")
+        cur.execute("SELECT set_config(%s, %s, false)", (name.strip(), value.strip()))
+    cur.close()
+    conn.autocommit = old
+
+
+def setup_table(args):
+    try:
+        conn = connect(args, autocommit=True)
+    except psycopg2.Error as e:
+        raise SetupError("cannot connect: %s" % str(e).strip())
+    try:
+        cur = conn.cursor()
+        if args.am == "fpsketch":
+            cur.execute("CREATE EXTENSION IF NOT EXISTS fpsketch")
+        cur.execute("DROP TABLE IF EXISTS %s" % args.table)
+        cur.execute("CREATE TABLE %s (k int PRIMARY KEY, v text NOT NULL DEFAULT '') USING %s"
+                    % (args.table, args.am))
+        # small batches: an fpsketch transaction may pin only so many rows
+        for lo in range(0, args.keys, 8):
+            cur.execute("INSERT INTO %s (k) SELECT g FROM generate_series(%d, %d) g"
+                        % (args.table, lo, min(lo + 8, args.keys) - 1))
+        cur.execute("SELECT a.amname FROM pg_class c JOIN pg_am a ON a.oid = c.relam "
+                    "WHERE c.oid = %s::regclass", (args.table,))
+        am = cur.fetchone()[0]
+        if am != args.am:
+            raise SetupError("table %s uses access method %s, not %s" % (args.table, am, args.am))
+        cur.execute("SELECT version()")
+        server = cur.fetchone()[0]
+    except psycopg2.Error as e:
+        raise SetupError("setup failed: %s" % str(e).strip())
+    finally:
+        conn.close()
+    return server
+
+
+def read_final(args):
+    conn = connect(args, autocommit=True)
+    try:
+        cur = conn.cursor()
+        # by primary key, a few rows per transaction (every value is final
+        # now; an fpsketch transaction may pin only so many rows)
+        rows = []
+        for lo in range(0, args.keys, 8):
+            cur.execute("SELECT k, v FROM %s WHERE k >= %%s AND k < %%s ORDER BY k" % args.table,
+                        (lo, lo + 8))
+            rows.extend(cur.fetchall())
+        if [k for k, _ in rows] != list(range(args.keys)):
+            raise SetupError("final read: expected keys 0..%d, got %d rows" % (args.keys - 1, len(rows)))
+    finally:
+        conn.close()
+    return {k: parse_list(v) for k, v in rows}
+
+
+# --------------------------------------------------------------------------
+# workload
+# --------------------------------------------------------------------------
+
+class Shared(object):
+    def __init__(self):
+        self.lock = threading.Lock()
+        self.next_id = 0
+        self.txns = []
+        self.fatal = []        # (client, message) of client crashes
+        self.chains = None
+
+    def new_txn(self, client):
+        with self.lock:
+            t = Txn(self.next_id, client)
+            self.next_id += 1
+            self.txns.append(t)
+            return t
+
+
+def pick_key(rng, args):
+    if args.hot_keys > 0 and rng.random() < args.hot_frac:
+        return rng.randrange(min(args.hot_keys, args.keys))
+    return rng.randrange(args.keys)
+
+
+def client_main(cid, args, shared, deadline, t0):
+    rng = random.Random(args.seed * 1000003 + cid)
+    seq = 0
+    conn = None
+    try:
+        while time.time() < deadline:
+            if conn is None or conn.closed:
+                conn = connect(args)
+                session_setup(conn, args)
+            cur = conn.cursor()
+            t = shared.new_txn(cid)
+            nops = rng.randint(args.min_ops, args.max_ops)
+            plan = []
+            for _ in range(nops):
+                k = pick_key(rng, args)
+                if rng.random() < args.read_frac:
+                    plan.append(["r", k, None, None, None, None])
+                else:
+                    seq += 1
+                    plan.append(["a", k, cid * 1000000 + seq])
+            t.t_start = time.time() - t0
+            phase = "op"
+            own = collections.defaultdict(list)
+            try:
+                for op in plan:
+                    t.ops.append(op)
+                    if op[0] == "r":
+                        cur.execute("SELECT v FROM %s WHERE k = %%s" % args.table, (op[1],))
+                        rows = cur.fetchall()
+                        if len(rows) != 1:
+                            raise RuntimeError("read of key %d returned %d rows" % (op[1], len(rows)))
+                        op[2:] = shared.chains.observe(op[1], rows[0][0], own[op[1]])
+                    else:
+                        own[op[1]].append(op[2])
+                        cur.execute("UPDATE %s SET v = v || ',' || %%s WHERE k = %%s" % args.table,
+                                    (str(op[2]), op[1]))
+                        if cur.rowcount != 1:
+                            raise RuntimeError("append to key %d updated %d rows" % (op[1], cur.rowcount))
+                    if args.think_ms > 0:
+                        time.sleep(rng.random() * args.think_ms / 1000.0)
+                phase = "commit"
+                conn.commit()
+                t.status = "committed"
+            except psycopg2.Error as e:
+                code = e.pgcode
+                t.sqlstate = code
+                if code is None or conn.closed:
+                    # connection broke: a COMMIT may or may not have happened
+                    t.status = "unknown" if phase == "commit" else "aborted"
+                    t.error = str(e).strip()
+                    try:
+                        conn.close()
+                    except Exception:
+                        pass
+                    conn = None
+                elif code in ABORT_CODES:
+                    t.status = "aborted"
+                    t.error = ("%s: " % phase) + str(e.pgerror or e).strip().split("\n")[0]
+                else:
+                    t.status = "error"
+                    t.error = ("%s: " % phase) + str(e.pgerror or e).strip()
+                # a read that failed has no value
+                if t.ops and t.ops[-1][0] == "r" and t.ops[-1][2] is None:
+                    t.ops.pop()
+                if conn is not None:
+                    try:
+                        conn.rollback()
+                    except psycopg2.Error:
+                        conn.close()
+                        conn = None
+            except RuntimeError as e:
+                t.status = "error"
+                t.error = str(e)
+                if t.ops and t.ops[-1][0] == "r" and t.ops[-1][2] is None:
+                    t.ops.pop()
+                try:
+                    conn.rollback()
+                except psycopg2.Error:
+                    conn.close()
+                    conn = None
+            t.t_end = time.time() - t0
+            cur = None
+    except Exception:
+        with shared.lock:
+            shared.fatal.append((cid, traceback.format_exc()))
+    finally:
+        if conn is not None:
+            try:
+                conn.close()
+            except Exception:
+                pass
+
+
+# --------------------------------------------------------------------------
+# analysis
+# --------------------------------------------------------------------------
+
+def tarjan_scc(nodes, adj):
+    """Iterative Tarjan: list of SCCs (lists of nodes) with more than one node
+    or a self loop (no self loops are ever added here)."""
+    index = {}
+    low = {}
+    onstack = set()
+    stack = []
+    sccs = []
+    counter = 0
+    for root in nodes:
+        if root in index:
+            continue
+        work = [(root, iter(adj.get(root, ())))]
+        index[root] = low[root] = counter
+        counter += 1
+        stack.append(root)
+        onstack.add(root)
+        while work:
+            v, it = work[-1]
+            advanced = False
+            for w in it:
+                if w not in index:
+                    index[w] = low[w] = counter
+                    counter += 1
+                    stack.append(w)
+                    onstack.add(w)
+                    work.append((w, iter(adj.get(w, ()))))
+                    advanced = True
+                    break
+                elif w in onstack:
+                    if index[w] < low[v]:
+                        low[v] = index[w]
+            if advanced:
+                continue
+            work.pop()
+            if work:
+                u = work[-1][0]
+                if low[v] < low[u]:
+                    low[u] = low[v]
+            if low[v] == index[v]:
+                comp = []
+                while True:
+                    w = stack.pop()
+                    onstack.discard(w)
+                    comp.append(w)
+                    if w == v:
+                        break
+                if len(comp) > 1:
+                    sccs.append(comp)
+    return sccs
+
+
+def bfs_path(src, dst, edges, allowed, members):
+    """Shortest path src -> dst inside members using edges whose type set
+    meets allowed; returns list of nodes or None."""
+    prev = {src: None}
+    queue = collections.deque([src])
+    while queue:
+        u = queue.popleft()
+        if u == dst:
+            path = []
+            while u is not None:
+                path.append(u)
+                u = prev[u]
+            return path[::-1]
+        for w, types in edges.get(u, {}).items():
+            if w in members and w not in prev and (types & allowed):
+                prev[w] = u
+                queue.append(w)
+    return None
+
+
+class Analysis(object):
+    def __init__(self, txns, final, chains, args):
+        self.txns = txns
+        self.chains = chains      # key -> longest observed value (string)
+        self.final = final
+        self.args = args
+        self.session = bool(getattr(args, "session_order", False))
+        self.classes = CLASSES + ([SESSION_CLASS] if self.session else [])
+        self.findings = {c: [] for c in self.classes}   # class -> list of strings
+        self.cycle_counts = {"G0": 0, "G1c": 0, "G2": 0, SESSION_CLASS: 0}
+        self.example_cycles = {}
+        self.involved = set()                         # txn ids to dump
+
+    def add(self, cls, msg, tids=()):
+        self.findings[cls].append(msg)
+        self.involved.update(tids)
+
+    def run(self):
+        txns = self.txns
+        final = self.final
+        byid = {t.id: t for t in txns}
+
+        # errors
+        for t in txns:
+            if t.status == "error":
+                self.add("errors", "T%d: %s %s" % (t.id, t.sqlstate or "", t.error), [t.id])
+
+        # who appended what
+        writer = {}          # element -> txn id
+        appends = collections.defaultdict(lambda: collections.defaultdict(list))  # tid -> key -> [elems]
+        for t in txns:
+            for op in t.ops:
+                kind, key, val = op[:3]
+                if kind == "a":
+                    if val in writer:
+                        raise SetupError("element %d appended twice by the workload" % val)
+                    writer[val] = t.id
+                    appends[t.id][key].append(val)
+
+        # resolve unknown outcomes from the final state
+        in_final = {}
+        for key, lst in final.items():
+            for i, e in enumerate(lst):
+                in_final.setdefault(e, []).append((key, i))
+        for t in txns:
+            if t.status != "unknown":
+                continue
+            mine = [e for ks in appends[t.id].values() for e in ks]
+            seen = [e for e in mine if e in in_final]
+            if mine and seen:
+                t.status = "committed"
+            else:
+                t.status = "aborted"   # read-only or nothing visible: nothing to check
+        committed = set(t.id for t in txns if t.status == "committed")
+        self.committed = committed
+
+        # final state: duplicates, unknown elements, aborted appends, lost appends
+        pos = {}             # key -> {elem: index}
+        for key, lst in final.items():
+            p = {}
+            for i, e in enumerate(lst):
+                if e in p:
+                    self.add("incompatible-order", "final value of key %d has element %d twice" % (key, e),
+                             [writer[e]] if e in writer else [])
+                p[e] = i
+                w = writer.get(e)
+                if w is None:
+                    self.add("incompatible-order", "final value of key %d has unknown element %d" % (key, e))
+                elif w not in committed:
+                    self.add("G1a", "final value of key %d has element %d of aborted T%d (%s)"
+                             % (key, e, w, byid[w].sqlstate), [w])
+            pos[key] = p
+        for tid in committed:
+            for key, elems in appends[tid].items():
+                for e in elems:
+                    if e not in pos.get(key, {}):
+                        self.add("lost-append", "committed T%d appended %d to key %d; not in final value"
+                                 % (tid, e, key), [tid])
+
+        # edges
+        edges = collections.defaultdict(lambda: collections.defaultdict(set))
+        ecount = collections.Counter()
+        ekey = {}            # (a, b, type) -> key of the first such edge
+
+        def edge(a, b, typ, key):
+            if a == b or a not in committed or b not in committed:
+                return
+            if typ not in edges[a][b]:
+                edges[a][b].add(typ)
+                ekey[(a, b, typ)] = key
+                ecount[typ] += 1
+
+        for key, lst in final.items():
+            for i in range(1, len(lst)):
+                a, b = writer.get(lst[i - 1]), writer.get(lst[i])
+                if a is not None and b is not None:
+                    edge(a, b, "ww", key)
+
+        # chains (longest observed values) against the final state
+        chain_lists = {}
+        agree = {}           # key -> length of the common prefix chain/final
+        first_bad = {}       # key -> first chain index holding a non-committed element
+        for key in final:
+            cl = parse_list(self.chains.get(key, ""))
+            chain_lists[key] = cl
+            flst = final[key]
+            i = 0
+            while i < len(cl) and i < len(flst) and cl[i] == flst[i]:
+                i += 1
+            agree[key] = i
+            fb = len(cl)
+            for j, e in enumerate(cl):
+                if writer.get(e) not in committed:
+                    fb = j
+                    break
+            first_bad[key] = fb
+        self.chain_lists = chain_lists
+
+        nreads = 0
+        for t in txns:
+            own_so_far = collections.defaultdict(list)
+            is_committed = t.id in committed
+            for op in t.ops:
+                if op[0] == "a":
+                    own_so_far[op[1]].append(op[2])
+                    continue
+                key, n, nbase, flag, raw = op[1:]
+                if n is None:
+                    continue
+                nreads += 1
+                own = own_so_far[key]
+                who = "%s T%d" % ("committed" if is_committed else "aborted", t.id)
+                if flag == "internal":
+                    self.add("internal", "%s read key %d = %s after appending %s"
+                             % (who, key, fmt_list(parse_list(raw)), own), [t.id])
+                    continue
+                if flag == "incompatible":
+                    lst = parse_list(raw)
+                    cl = chain_lists[key]
+                    i = 0
+                    while i < len(lst) and i < len(cl) and lst[i] == cl[i]:
+                        i += 1
+                    self.add("incompatible-order",
+                             "%s read key %d = %s, but another read saw %s: they diverge at index %d (%s vs %s)"
+                             % (who, key, fmt_list(lst), fmt_list(cl), i,
+                                lst[i] if i < len(lst) else "end", cl[i] if i < len(cl) else "end"),
+                             [t.id] + [writer[e] for e in (lst[i:i + 1] + cl[i:i + 1]) if e in writer])
+                    continue
+                flst = final[key]
+                cl = chain_lists[key]
+                if is_committed and first_bad[key] < nbase:
+                    e = cl[first_bad[key]]
+                    w = writer.get(e)
+                    self.add("G1a", "committed T%d read key %d = %s containing %d of %s"
+                             % (t.id, key, fmt_list(cl[:nbase] + own), e,
+                                "aborted T%d (%s)" % (w, byid[w].sqlstate) if w is not None else "nobody"),
+                             [t.id] + ([w] if w is not None else []))
+                    continue
+                if nbase > agree[key]:
+                    i = agree[key]
+                    e = cl[i]
+                    w = writer.get(e)
+                    why = "written by %s" % ("nobody" if w is None else
+                                             "T%d (%s)" % (w, byid[w].status))
+                    self.add("incompatible-order",
+                             "%s read key %d = %s, not a prefix of the final value %s: diverges at index %d, element %d %s"
+                             % (who, key, fmt_list(cl[:nbase] + own), fmt_list(flst), i, e, why),
+                             [t.id] + ([w] if w is not None else []))
+                    continue
+                if not is_committed:
+                    continue
+                # the read is final[:n] when the own appends follow base there
+                if own and flst[nbase:n] != own:
+                    self.add("incompatible-order",
+                             "committed T%d read key %d = %s, but its appends %s are not at index %d of the final value %s"
+                             % (t.id, key, fmt_list(cl[:nbase] + own), own, nbase, fmt_list(flst)),
+                             [t.id])
+                    continue
+                m = n
+                if m > 0:
+                    w = writer.get(flst[m - 1])
+                    if w is not None and w != t.id:
+                        # G1b: not the writer's last append to this key
+                        wl = appends[w][key]
+                        if wl and wl[-1] != flst[m - 1]:
+                            self.add("G1b", "T%d read key %d = %s: intermediate state of T%d, whose appends to it are %s"
+                                     % (t.id, key, fmt_list(flst[:m]), w, wl), [t.id, w])
+                        edge(w, t.id, "wr", key)
+                if m < len(flst):
+                    w = writer.get(flst[m])
+                    # (the writer of the read's last element again: an
+                    # intermediate read, already reported as G1b)
+                    if w is not None and (m == 0 or w != writer.get(flst[m - 1])):
+                        edge(t.id, w, "rw", key)
+        self.nreads = nreads
+        self.ecount = ecount
+
+        # cycles
+        nodes = sorted(committed)
+        specs = [("G0", {"ww"}, "ww"), ("G1c", {"ww", "wr"}, "wr"), ("G2", {"ww", "wr", "rw"}, "rw")]
+        if self.session:
+            # each client's committed transactions in the order it ran them
+            last = {}
+            for t in sorted(txns, key=lambda x: x.id):
+                if t.id in committed:
+                    if t.client in last:
+                        edge(last[t.client], t.id, "po", None)
+                    last[t.client] = t.id
+            specs.append((SESSION_CLASS, {"ww", "wr", "rw", "po"}, "po"))
+        for cls, allowed, key_type in specs:
+            adj = {}
+            for a, outs in edges.items():
+                lst = [b for b, types in outs.items() if types & allowed]
+                if lst:
+                    adj[a] = lst
+            sccs = tarjan_scc(nodes, adj)
+            count = 0
+            example = None
+            for comp in sccs:
+                members = set(comp)
+                # an edge inside an SCC always lies on a cycle
+                found = None
+                for a in comp:
+                    for b, types in edges.get(a, {}).items():
+                        if b in members and key_type in types:
+                            found = (a, b)
+                            break
+                    if found:
+                        break
+                if not found:
+                    continue
+                count += 1
+                if example is None:
+                    a, b = found
+                    label = cls
+                    path = None
+                    used = allowed
+                    if cls == "G2":
+                        path = bfs_path(b, a, edges, {"ww", "wr"}, members)
+                        label = "G-single" if path else "G2"
+                        if path:
+                            used = {"ww", "wr"}
+                    if path is None:
+                        path = bfs_path(b, a, edges, allowed, members)
+                    cyc = [a] + path     # a -> b -> ... -> a
+                    steps = []
+                    for i in range(len(cyc) - 1):
+                        u, v = cyc[i], cyc[i + 1]
+                        types = edges[u][v]
+                        if i == 0:
+                            ty = key_type
+                        else:
+                            ty = "/".join(sorted(types & used))
+                        steps.append((u, ty, v))
+                    example = (label, len(comp), steps)
+            self.cycle_counts[cls] = count
+            if example:
+                self.example_cycles[cls] = example
+                label, size, steps = example
+                txt = "%s: " % label + " ".join(
+                    "T%d -%s->" % (u, "/".join(x if x == "po" else "%s(k%d)" % (x, ekey[(u, v, x)])
+                                               for x in ty.split("/")))
+                    for u, ty, v in steps) \
+                      + " T%d (SCC of %d txns)" % (steps[-1][2], size)
+                self.add(cls, "%d SCC(s) with a %s cycle; example %s" % (count, cls, txt),
+                         [u for u, _, _ in steps])
+
+
+# --------------------------------------------------------------------------
+# main
+# --------------------------------------------------------------------------
+
+def main():
+    ap = argparse.ArgumentParser(description="Elle-style list-append serializability checker")
+    ap.add_argument("--host", default=os.environ.get("PGHOST"))
+    ap.add_argument("--port", default=os.environ.get("PGPORT"))
+    ap.add_argument("--user", "-U", default=os.environ.get("PGUSER"))
+    ap.add_argument("--dbname", "-d", default=os.environ.get("PGDATABASE"))
+    ap.add_argument("--am", choices=["fpsketch", "heap"], default="fpsketch")
+    ap.add_argument("--table", default="la")
+    ap.add_argument("--clients", type=int, default=8)
+    ap.add_argument("--keys", type=int, default=8)
+    ap.add_argument("--hot-keys", type=int, default=2)
+    ap.add_argument("--hot-frac", type=float, default=0.8)
+    ap.add_argument("--read-frac", type=float, default=0.5)
+    ap.add_argument("--min-ops", type=int, default=2)
+    ap.add_argument("--max-ops", type=int, default=6)
+    ap.add_argument("--think-ms", type=float, default=0.5,
+                    help="random pause of up to this many ms after each op (widens races)")
+    ap.add_argument("--seconds", type=float, default=20.0)
+    ap.add_argument("--statement-timeout-ms", type=int, default=10000)
+    ap.add_argument("--deadlock-timeout-ms", type=int, default=10,
+                    help="session deadlock_timeout (superuser only; heap deadlocks otherwise cost 1 s)")
+    ap.add_argument("--seed", type=int, default=None)
+    ap.add_argument("--set", action="append", metavar="GUC=VALUE",
+                    help="session setting for every client (repeatable)")
+    ap.add_argument("--session-order", action="store_true",
+                    help="also require each client's transactions to serialize in the order it ran "
+                         "them (strong session serializability; extra check class 'session')")
+    ap.add_argument("--expect-anomaly", action="store_true",
+                    help="positive control: pass only if some anomaly is found")
+    ap.add_argument("--history", metavar="FILE",
+                    help="write the whole history as JSON lines")
+    ap.add_argument("--save-on-failure", metavar="DIR", default=None,
+                    help="on anomalies, write the history and findings under DIR")
+    ap.add_argument("--max-report", type=int, default=5,
+                    help="findings printed per class")
+    args = ap.parse_args()
+    if args.seed is None:
+        args.seed = random.SystemRandom().randrange(1 << 30)
+    if args.keys < 1 or args.clients < 1 or args.min_ops < 1 or args.max_ops < args.min_ops:
+        ap.error("bad workload parameters")
+
+    tag = "heap RC control" if args.expect_anomaly else args.am
+    print("checker[%s]: am=%s clients=%d keys=%d hot=%d@%.2f reads=%.2f ops=%d-%d think=%.1fms seconds=%g seed=%d"
+          % (tag, args.am, args.clients, args.keys, args.hot_keys, args.hot_frac, args.read_frac,
+             args.min_ops, args.max_ops, args.think_ms, args.seconds, args.seed))
+    sys.stdout.flush()
+
+    try:
+        server = setup_table(args)
+    except SetupError as e:
+        print("checker[%s]: SETUP ERROR: %s" % (tag, e))
+        print("checker: 0 passed, 1 failed")
+        return 2
+    print("checker[%s]: server %s" % (tag, server.split(",")[0]))
+
+    shared = Shared()
+    shared.chains = Chains(range(args.keys))
+    t0 = time.time()
+    deadline = t0 + args.seconds
+    threads = [threading.Thread(target=client_main, args=(c, args, shared, deadline, t0), daemon=True)
+               for c in range(args.clients)]
+    for th in threads:
+        th.start()
+    hung = False
+    for th in threads:
+        th.join(max(1.0, deadline - time.time()) + args.statement_timeout_ms / 1000.0 + 15)
+        if th.is_alive():
+            hung = True
+    elapsed = time.time() - t0
+
+    if shared.fatal:
+        for cid, tb in shared.fatal:
+            print("checker[%s]: client %d crashed:\n%s" % (tag, cid, tb))
+        print("checker: 0 passed, 1 failed")
+        return 2
+    if hung:
+        print("checker[%s]: a client did not finish (hung past statement_timeout)" % tag)
+        print("checker: 0 passed, 1 failed")
+        return 2
+
+    try:
+        final = read_final(args)
+    except (psycopg2.Error, SetupError) as e:
+        print("checker[%s]: reading the final state failed: %s" % (tag, e))
+        print("checker: 0 passed, 1 failed")
+        return 2
+
+    txns = [t for t in shared.txns if t.status is not None]
+    try:
+        an = Analysis(txns, final, shared.chains.chain, args)
+        an.run()
+    except SetupError as e:
+        print("checker[%s]: UNEXPECTED: %s" % (tag, e))
+        print("checker: 0 passed, 1 failed")
+        return 2
+
+    st = collections.Counter(t.status for t in txns)
+    codes = collections.Counter(t.sqlstate for t in txns if t.status == "aborted")
+    ncommitted = len(an.committed)
+    nappends = sum(1 for t in txns for op in t.ops if op[0] == "a" and t.id in an.committed)
+    print("checker[%s]: %.1f s, transactions attempted %d, committed %d, aborted %d (%s), "
+          "unknown %d, errors %d; %.0f commits/s"
+          % (tag, elapsed, len(txns), ncommitted, st["aborted"],
+             ", ".join("%s: %d" % (c, n) for c, n in sorted(codes.items(), key=lambda x: str(x[0]))) or "-",
+             sum(1 for t in shared.txns if t.status == "unknown"), st["error"],
+             ncommitted / max(elapsed, 1e-9)))
+    print("checker[%s]: checked %d committed transactions, %d reads, %d committed appends, "
+          "final list lengths %s; edges ww %d, wr %d, rw %d"
+          % (tag, ncommitted, an.nreads, nappends,
+             [len(final[k]) for k in sorted(final)], an.ecount["ww"], an.ecount["wr"], an.ecount["rw"]))
+    print("checker[%s]: cycles G0 %d, G1c %d, G2 %d%s (SCCs)"
+          % (tag, an.cycle_counts["G0"], an.cycle_counts["G1c"], an.cycle_counts["G2"],
+             ", session %d" % an.cycle_counts[SESSION_CLASS] if an.session else ""))
+
+    failed_classes = [c for c in an.classes if an.findings[c]]
+    byid_all = {t.id: t for t in txns}
+    for c in an.classes:
+        f = an.findings[c]
+        if not f:
+            print("  %-19s none" % c)
+            continue
+        print("  %-19s %s (%d finding%s)" % (c, "FOUND" if c != "errors" else "ERRORS",
+                                              len(f), "" if len(f) == 1 else "s"))
+        for msg in f[:args.max_report]:
+            print("      " + msg)
+        if c in an.example_cycles:
+            for u, _, _ in an.example_cycles[c][2]:
+                print("        " + byid_all[u].describe(an.final))
+        if len(f) > args.max_report:
+            print("      ... %d more" % (len(f) - args.max_report))
+
+    if failed_classes and an.involved and not args.expect_anomaly:
+        byid = {t.id: t for t in txns}
+        print("checker[%s]: transactions involved (up to 20):" % tag)
+        for tid in sorted(an.involved)[:20]:
+            if tid in byid:
+                print("    " + byid[tid].describe(an.chain_lists))
+
+    if args.history:
+        with open(args.history, "w") as fh:
+            for t in txns:
+                fh.write(json.dumps(t.to_json()) + "\n")
+    anomaly_classes = [c for c in an.classes if c != "errors"]
+    if args.save_on_failure and any(an.findings[c] for c in anomaly_classes) and not args.expect_anomaly \
+            or args.save_on_failure and an.findings["errors"]:
+        os.makedirs(args.save_on_failure, exist_ok=True)
+        base = os.path.join(args.save_on_failure, "la-%s-seed%d" % (args.am, args.seed))
+        with open(base + ".history.jsonl", "w") as fh:
+            for t in txns:
+                fh.write(json.dumps(t.to_json()) + "\n")
+        with open(base + ".findings.json", "w") as fh:
+            json.dump({"args": vars(args), "final": {str(k): v for k, v in final.items()},
+                       "chains": {str(k): v for k, v in an.chain_lists.items()},
+                       "findings": an.findings,
+                       "involved": [byid[t].to_json() for t in sorted(an.involved) if t in byid]
+                       if an.involved else []}, fh, indent=1)
+        print("checker[%s]: history saved to %s.*" % (tag, base))
+
+    if args.expect_anomaly:
+        detected = [c for c in anomaly_classes if an.findings[c]]
+        checks = [("anomaly detected (%s)" % (", ".join(detected) or "none"), bool(detected)),
+                  ("no unexpected errors", not an.findings["errors"]),
+                  ("transactions committed", ncommitted > 0)]
+        npass = sum(1 for _, ok in checks if ok)
+        for name, ok in checks:
+            print("  control: %-40s %s" % (name, "ok" if ok else "FAILED"))
+        print("checker: %d passed, %d failed" % (npass, len(checks) - npass))
+        return 0 if npass == len(checks) else 1
+
+    checks_failed = len(failed_classes)
+    if ncommitted == 0:
+        print("checker[%s]: no transaction committed: nothing was checked" % tag)
+        checks_failed += 1
+    print("checker: %d passed, %d failed" % (len(an.classes) - len(failed_classes), checks_failed))
+    return 1 if checks_failed else 0
+
+
+if __name__ == "__main__":
+    try:
+        sys.exit(main())
+    except SystemExit:
+        raise
+    except BaseException:
+        traceback.print_exc()
+        print("checker: 0 passed, 1 failed")
+        sys.exit(2)

@@ -1,0 +1,87 @@
+#!/usr/bin/env bash
+# Randomized list-append serializability checks against a running server
+# that has fpsketch in shared_preload_libraries.
+#
+#   test/checker/run_checks.sh [-h HOST] [-p PORT] [-U USER] [-d DB]
+#                              [--fps-seconds N] [--heap-seconds N] [--out DIR]
+#
+# Connection settings default to the PG* environment variables.  Runs:
+#   0. the analysis self-test (hand-made histories, no database);
+#   1. the workload on an fpsketch table: every anomaly class must be clean;
+#   2. the same workload on a heap table at READ COMMITTED, the positive
+#      control: the checker must find at least one anomaly.
+# Prints `checker: N passed, M failed` last; exits nonzero if anything failed.
+set -uo pipefail
+
+here=$(cd "$(dirname "$0")" && pwd)
+conn=()
+fps_seconds=20
+heap_seconds=10
+out=${TMPDIR:-/tmp}/fpsketch-checker
+while [ $# -gt 0 ]; do
+	case "$1" in
+		-h|--host) conn+=(--host "$2"); shift 2 ;;
+		-p|--port) conn+=(--port "$2"); shift 2 ;;
+		-U|--user) conn+=(--user "$2"); shift 2 ;;
+		-d|--dbname) conn+=(--dbname "$2"); shift 2 ;;
+		--fps-seconds) fps_seconds=$2; shift 2 ;;
+		--heap-seconds) heap_seconds=$2; shift 2 ;;
+		--out) out=$2; shift 2 ;;
+		*) echo "usage: $0 [-h host] [-p port] [-U user] [-d db] [--fps-seconds N] [--heap-seconds N] [--out DIR]" >&2
+		   echo "checker: 0 passed, 1 failed"; exit 2 ;;
+	esac
+done
+
+# Debian's python3 with Debian's psycopg2, not whatever python3 is on PATH.
+PY=/usr/bin/python3
+if ! "$PY" -c 'import psycopg2' 2>/dev/null; then
+	if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
+		apt-get install -y -q python3-psycopg2 >/dev/null 2>&1 ||
+			{ apt-get update -q >/dev/null 2>&1 && apt-get install -y -q python3-psycopg2 >/dev/null 2>&1; }
+	fi
+	if ! "$PY" -c 'import psycopg2' 2>/dev/null; then
+		echo "run_checks: $PY cannot import psycopg2 (apt-get install -y python3-psycopg2)"
+		echo "checker: 0 passed, 1 failed"
+		exit 2
+	fi
+fi
+mkdir -p "$out"
+
+total_pass=0
+total_fail=0
+tally() {	# $1 = log file, $2 = exit code, $3 = label
+	local line p f
+	line=$(grep -E '^checker(-selftest)?: [0-9]+ passed, [0-9]+ failed$' "$1" | tail -1)
+	if [ -n "$line" ]; then
+		p=$(echo "$line" | sed -E 's/.*: ([0-9]+) passed.*/\1/')
+		f=$(echo "$line" | sed -E 's/.* ([0-9]+) failed$/\1/')
+	else
+		p=0; f=1
+	fi
+	# a nonzero exit must count as a failure even if the line said otherwise
+	if [ "$2" != 0 ] && [ "$f" = 0 ]; then f=1; fi
+	total_pass=$((total_pass + p))
+	total_fail=$((total_fail + f))
+	printf 'run_checks: %-28s exit %s, %s passed, %s failed\n' "$3" "$2" "$p" "$f"
+}
+
+start=$SECONDS
+
+"$PY" "$here/test_analysis.py" > "$out/selftest.log" 2>&1
+rc=$?
+[ $rc = 0 ] || cat "$out/selftest.log"
+tally "$out/selftest.log" $rc "analysis self-test"
+
+"$PY" "$here/la_checker.py" "${conn[@]}" --am fpsketch --table la_fpsketch \
+	--seconds "$fps_seconds" --save-on-failure "$out" 2>&1 | tee "$out/fpsketch.log"
+rc=${PIPESTATUS[0]}
+tally "$out/fpsketch.log" $rc "fpsketch (must be clean)"
+
+"$PY" "$here/la_checker.py" "${conn[@]}" --am heap --table la_heap \
+	--seconds "$heap_seconds" --expect-anomaly 2>&1 | tee "$out/heap.log"
+rc=${PIPESTATUS[0]}
+tally "$out/heap.log" $rc "heap RC (must find anomaly)"
+
+echo "run_checks: $((SECONDS - start)) s, logs in $out"
+echo "checker: $total_pass passed, $total_fail failed"
+[ $total_fail = 0 ]
