@@ -78,8 +78,12 @@ partitions_for(const FpsConfig *config)
 {
 	fps_u32		n = FPS_PARTITIONS;
 
-	/* every partition owns at least 4 entries */
-	while (n > 1 && config->max_entries / n < 4)
+	/*
+	 * Free entries are per partition, so a partition must own enough of them
+	 * that a few unlucky hashes cannot exhaust it while the table as a whole
+	 * has room: at least 64 each.
+	 */
+	while (n > 1 && config->max_entries / n < 64)
 		n /= 2;
 	return n;
 }
