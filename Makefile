@@ -8,6 +8,7 @@ OBJS = \
 	fpsketch.o \
 	fpsketch_am.o \
 	cc/keys.o \
+	cc/sto.o \
 	cc/tictoc.o \
 	cc/txn.o \
 	sketch/fpsketch.o

@@ -14,7 +14,7 @@ RETURNS table_am_handler
 AS 'MODULE_PATHNAME' LANGUAGE C STRICT;
 
 CREATE ACCESS METHOD fpsketch TYPE TABLE HANDLER fpsketch_tableam_handler;
-COMMENT ON ACCESS METHOD fpsketch IS 'heap storage, serializable by TicToc with per-row timestamps in an FPSketch';
+COMMENT ON ACCESS METHOD fpsketch IS 'heap storage, serializable by TicToc or STO with per-row timestamps in an FPSketch';
 
 CREATE FUNCTION fpsketch_stats(
     OUT protocol text,
@@ -48,13 +48,17 @@ CREATE FUNCTION fpsketch_stats(
     OUT aborts_table_full bigint,
     OUT aborts_phantom bigint,
     OUT aborts_phantom_snapshot bigint,
+    OUT aborts_sto_read_too_late bigint,
+    OUT aborts_sto_write_too_late bigint,
+    OUT aborts_sto_waited_for_writer bigint,
     OUT lock_waits bigint,
     OUT floor_raises bigint,
     OUT phantom_relation_reads bigint,
     OUT phantom_prefix_reads bigint,
     OUT phantom_writes bigint,
     OUT snapshot_refreshes bigint,
-    OUT escalations bigint)
+    OUT escalations bigint,
+    OUT sto_writer_waits bigint)
 RETURNS record
 AS 'MODULE_PATHNAME' LANGUAGE C STRICT VOLATILE;
 

@@ -53,6 +53,7 @@ static int	fps_max_entries = -1;
 
 static const struct config_enum_entry protocol_options[] = {
 	{"tictoc", FPS_PROTOCOL_TICTOC, false},
+	{"sto", FPS_PROTOCOL_STO, false},
 	{"off", FPS_PROTOCOL_OFF, false},
 	{NULL, 0, false}
 };
@@ -335,7 +336,7 @@ check_raw_enum(const char *name, const struct config_enum_entry *options)
 			(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 			 errmsg("invalid value for parameter \"%s\": \"%s\"", name, raw),
 			 errhint("Available values: %s.",
-					 options == protocol_options ? "tictoc, off" :
+					 options == protocol_options ? "tictoc, sto, off" :
 					 "focus_sketch, focus_counter, exact")));
 }
 
@@ -388,7 +389,7 @@ _PG_init(void)
 
 	DefineCustomEnumVariable("fpsketch.protocol",
 							 "Concurrency control protocol for fpsketch tables.",
-							 "tictoc makes every transaction that touches fpsketch tables serializable; off tracks nothing (heap READ COMMITTED behaviour).",
+							 "tictoc (optimistic, validated at commit) or sto (strict timestamp ordering, checked at every access) make every transaction that touches fpsketch tables serializable; off tracks nothing (heap READ COMMITTED behaviour).",
 							 &fps_protocol, FPS_PROTOCOL_TICTOC, protocol_options,
 							 PGC_POSTMASTER, 0, NULL, NULL, NULL);
 	DefineCustomEnumVariable("fpsketch.variant",
@@ -475,8 +476,8 @@ Datum
 fpsketch_stats(PG_FUNCTION_ARGS)
 {
 	TupleDesc	tupdesc;
-	Datum		values[40];
-	bool		nulls[40];
+	Datum		values[48];
+	bool		nulls[48];
 	FpsStats	s;
 	int			i = 0;
 	int			r;
@@ -487,7 +488,8 @@ fpsketch_stats(PG_FUNCTION_ARGS)
 
 	fps_get_stats(fps_sketch, &s);
 	memset(nulls, 0, sizeof(nulls));
-	values[i++] = CStringGetTextDatum(fps_protocol == FPS_PROTOCOL_TICTOC ? "tictoc" : "off");
+	values[i++] = CStringGetTextDatum(fps_protocol == FPS_PROTOCOL_TICTOC ? "tictoc" :
+									  fps_protocol == FPS_PROTOCOL_STO ? "sto" : "off");
 	values[i++] = CStringGetTextDatum(variant_names[s.variant]);
 	values[i++] = Int64GetDatum(s.max_entries);
 	values[i++] = Int64GetDatum(s.entries);
@@ -518,7 +520,10 @@ fpsketch_stats(PG_FUNCTION_ARGS)
 	values[i++] = Int64GetDatum(fps_atomic_load(&fps_counters->phantom_writes));
 	values[i++] = Int64GetDatum(fps_atomic_load(&fps_counters->snapshot_refreshes));
 	values[i++] = Int64GetDatum(fps_atomic_load(&fps_counters->escalations));
-	Assert(i == tupdesc->natts);
+	values[i++] = Int64GetDatum(fps_atomic_load(&fps_counters->sto_writer_waits));
+	if (i != tupdesc->natts)
+		elog(ERROR, "fpsketch_stats() returns %d columns, its SQL definition %d: reinstall the extension",
+			 i, tupdesc->natts);
 
 	PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(tupdesc, values, nulls)));
 }
@@ -543,5 +548,6 @@ fpsketch_stats_reset(PG_FUNCTION_ARGS)
 	fps_atomic_store(&fps_counters->phantom_writes, 0);
 	fps_atomic_store(&fps_counters->snapshot_refreshes, 0);
 	fps_atomic_store(&fps_counters->escalations, 0);
+	fps_atomic_store(&fps_counters->sto_writer_waits, 0);
 	PG_RETURN_VOID();
 }

@@ -123,6 +123,47 @@ version_is_stale(void *arg)
 	return stale;
 }
 
+/*
+ * The transaction updating or deleting the version in slot right now, if
+ * any (STO waits for it when it is older).  Read under the buffer's share
+ * lock like version_is_stale().
+ */
+static TransactionId
+version_updater_in_progress(void *arg)
+{
+	StaleCheckArg *check = (StaleCheckArg *) arg;
+	ItemPointer tid = &check->slot->tts_tid;
+	Buffer		buffer;
+	Page		page;
+	TransactionId updater = InvalidTransactionId;
+
+	buffer = ReadBuffer(check->rel, ItemPointerGetBlockNumber(tid));
+	LockBuffer(buffer, BUFFER_LOCK_SHARE);
+	page = BufferGetPage(buffer);
+	if (ItemPointerGetOffsetNumber(tid) <= PageGetMaxOffsetNumber(page))
+	{
+		ItemId		lp = PageGetItemId(page, ItemPointerGetOffsetNumber(tid));
+
+		if (ItemIdIsNormal(lp))
+		{
+			HeapTupleHeader htup = (HeapTupleHeader) PageGetItem(page, lp);
+
+			if (!(htup->t_infomask & HEAP_XMAX_INVALID) &&
+				!HEAP_XMAX_IS_LOCKED_ONLY(htup->t_infomask))
+			{
+				TransactionId xmax = HeapTupleHeaderGetUpdateXid(htup);
+
+				if (TransactionIdIsValid(xmax) &&
+					!TransactionIdIsCurrentTransactionId(xmax) &&
+					TransactionIdIsInProgress(xmax))
+					updater = xmax;
+			}
+		}
+	}
+	UnlockReleaseBuffer(buffer);
+	return updater;
+}
+
 static inline bool
 snapshot_is_tracked(Snapshot snapshot)
 {
@@ -136,6 +177,7 @@ track_read(Relation rel, TupleTableSlot *slot)
 {
 	FpsRelInfo *info;
 	StaleCheckArg check;
+	FpsVersion	version;
 	FpsAccess  *access;
 
 	if (!fps_tracking_active(rel, &info) || version_is_own(slot))
@@ -162,7 +204,10 @@ track_read(Relation rel, TupleTableSlot *slot)
 		return;
 	}
 	access = fps_txn_access(fps_key_from_slot(rel, info, slot), info->relid);
-	tictoc_read(access, version_is_stale, &check);
+	version.is_stale = version_is_stale;
+	version.updater_in_progress = version_updater_in_progress;
+	version.arg = &check;
+	cc_read(access, &version);
 }
 
 /*
@@ -191,7 +236,7 @@ track_write_slot(Relation rel, TupleTableSlot *slot, bool new_row)
 		fps_txn_note_untracked_write();
 		return;
 	}
-	tictoc_write(fps_txn_access(fps_key_from_slot(rel, info, slot), info->relid));
+	cc_write(fps_txn_access(fps_key_from_slot(rel, info, slot), info->relid));
 	write_predicate_key(info, info->escalation_key);
 	if (new_row)
 		write_predicate_keys_of_row(info, slot);
@@ -225,7 +270,7 @@ track_write_old_version(Relation rel, ItemPointer tid, bool leaves_predicates)
 				 RelationGetRelationName(rel));
 	}
 	key = info->by_tid ? fps_key_from_tid(rel, tid) : fps_key_from_slot(rel, info, old);
-	tictoc_write(fps_txn_access(key, info->relid));
+	cc_write(fps_txn_access(key, info->relid));
 
 	/* escalated readers of the relation see every write through this key */
 	write_predicate_key(info, info->escalation_key);
@@ -299,7 +344,7 @@ read_predicate_key(FpsRelInfo *info, fps_u64 key, bool is_prefix)
 	if (!access->is_read)
 		fps_atomic_add(is_prefix ? &fps_counters->phantom_prefix_reads :
 					   &fps_counters->phantom_relation_reads, 1);
-	tictoc_phantom_read(access);
+	cc_phantom_read(access);
 }
 
 static void
@@ -309,7 +354,7 @@ write_predicate_key(FpsRelInfo *info, fps_u64 key)
 
 	if (!access->is_write)
 		fps_atomic_add(&fps_counters->phantom_writes, 1);
-	tictoc_phantom_write(access);
+	cc_phantom_write(access);
 }
 
 /*
@@ -579,7 +624,7 @@ fps_read_relation_key(Oid relid)
 	access = fps_txn_access(info->escalation_key, relid);
 	if (!access->is_read)
 		fps_atomic_add(&fps_counters->phantom_relation_reads, 1);
-	tictoc_phantom_read(access);
+	cc_phantom_read(access);
 	RelationClose(rel);
 }
 

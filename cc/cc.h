@@ -30,7 +30,8 @@
 typedef enum FpsProtocol
 {
 	FPS_PROTOCOL_OFF,
-	FPS_PROTOCOL_TICTOC
+	FPS_PROTOCOL_TICTOC,
+	FPS_PROTOCOL_STO
 } FpsProtocol;
 
 extern int	fps_protocol;
@@ -54,6 +55,9 @@ typedef enum FpsAbortReason
 	FPS_ABORT_TABLE_FULL,		/* no free exact-table entry */
 	FPS_ABORT_PHANTOM,			/* an insert into a predicate that was read */
 	FPS_ABORT_PHANTOM_SNAPSHOT,	/* predicate read on a too old snapshot */
+	FPS_ABORT_STO_READ_TOO_LATE,	/* STO: a younger transaction wrote it */
+	FPS_ABORT_STO_WRITE_TOO_LATE,	/* STO: a younger transaction read or wrote it */
+	FPS_ABORT_STO_WAITED_FOR_WRITER,	/* STO: the older writer waited for committed */
 	FPS_NUM_ABORT_REASONS
 } FpsAbortReason;
 
@@ -69,6 +73,8 @@ typedef struct FpsSharedCounters
 	volatile fps_u64 phantom_writes;	/* phantom keys written */
 	volatile fps_u64 snapshot_refreshes;	/* scans given a newer snapshot */
 	volatile fps_u64 escalations;	/* row reads of a relation -> its key */
+	volatile fps_u64 sto_clock;		/* STO: the next transaction timestamp */
+	volatile fps_u64 sto_writer_waits;	/* STO: reads that waited for a writer */
 } FpsSharedCounters;
 
 extern FPSketch *fps_sketch;
@@ -158,7 +164,8 @@ typedef struct FpsTxn
 	bool		raise_floor;	/* wrote past per-key tracking (DDL, bulk) */
 	int			nrelreads;
 	FpsRelReads relreads[FPS_MAX_REL_READS];
-	fps_u64		commit_ts;
+	fps_u64		commit_ts;		/* TicToc: from validation */
+	fps_u64		sto_ts;			/* STO: from the clock at the first access */
 } FpsTxn;
 
 extern FpsTxn fps_txn;
@@ -183,17 +190,43 @@ typedef struct FpsBackoff
 extern void fps_backoff_init(FpsBackoff *backoff);
 extern bool fps_backoff_wait(FpsBackoff *backoff);
 
+/*
+ * What the storage knows about the row version just read, asked by the
+ * protocols: does it have a committed successor, and which transaction is
+ * writing a successor right now.
+ */
+typedef struct FpsVersion
+{
+	bool		(*is_stale) (void *arg);
+	TransactionId (*updater_in_progress) (void *arg);
+	void	   *arg;
+} FpsVersion;
+
+/* ---- the protocol in force (cc/txn.c dispatches) ---- */
+
+extern void cc_read(FpsAccess *access, FpsVersion *version);
+extern void cc_write(FpsAccess *access);
+extern void cc_phantom_read(FpsAccess *access);
+extern void cc_phantom_write(FpsAccess *access);
+
 /* ---- TicToc (cc/tictoc.c) ---- */
 
-/* Answers "does the version just read have a committed successor?" */
-typedef bool (*FpsStaleCheck) (void *arg);
-
-extern void tictoc_read(FpsAccess *access, FpsStaleCheck is_stale, void *arg);
+extern void tictoc_read(FpsAccess *access, FpsVersion *version);
 extern void tictoc_write(FpsAccess *access);
 extern void tictoc_phantom_read(FpsAccess *access);
 extern void tictoc_phantom_write(FpsAccess *access);
 extern void tictoc_validate(FpsTxn *txn);
 extern void tictoc_commit(FpsTxn *txn);
 extern void tictoc_abort(FpsTxn *txn);
+
+/* ---- STO (cc/sto.c) ---- */
+
+extern void sto_begin(FpsTxn *txn);
+extern void sto_read(FpsAccess *access, FpsVersion *version);
+extern void sto_write(FpsAccess *access);
+extern void sto_phantom_read(FpsAccess *access);
+extern void sto_phantom_write(FpsAccess *access);
+extern void sto_pre_commit(FpsTxn *txn);
+extern void sto_finish(FpsTxn *txn, bool committed);
 
 #endif							/* FPS_CC_H */

@@ -37,14 +37,14 @@
 
 /* Algorithm 3, READ: record the (wts, rts) of the version just read. */
 void
-tictoc_read(FpsAccess *access, FpsStaleCheck is_stale, void *arg)
+tictoc_read(FpsAccess *access, FpsVersion *version)
 {
 	fps_u64		word;
 
 	if (!fps_wait_while_locked(access, &word))
 		fps_abort(FPS_ABORT_LOCK_TIMEOUT, access->relid);
 
-	if (is_stale(arg))
+	if (version->is_stale(version->arg))
 		fps_abort(FPS_ABORT_STALE_READ, access->relid);
 
 	if (!access->is_read)

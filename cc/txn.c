@@ -67,6 +67,9 @@ static const char *const abort_detail[FPS_NUM_ABORT_REASONS] = {
 	[FPS_ABORT_TABLE_FULL] = "The FPSketch exact table is full; a row of relation \"%s\" could not be pinned.",
 	[FPS_ABORT_PHANTOM] = "A concurrent transaction inserted into a range or predicate of relation \"%s\" read by this transaction.",
 	[FPS_ABORT_PHANTOM_SNAPSHOT] = "A predicate of relation \"%s\" was read on a snapshot taken before a concurrent commit.",
+	[FPS_ABORT_STO_READ_TOO_LATE] = "A row or predicate of relation \"%s\" was written by a younger transaction (timestamp ordering: read too late).",
+	[FPS_ABORT_STO_WRITE_TOO_LATE] = "A row or predicate of relation \"%s\" was read or written by a younger transaction (timestamp ordering: write too late).",
+	[FPS_ABORT_STO_WAITED_FOR_WRITER] = "An older transaction's write of a row of relation \"%s\" committed while this transaction waited to read it.",
 };
 
 /*
@@ -190,6 +193,10 @@ fps_txn_access(fps_u64 key, Oid relid)
 	if (entry == NULL)
 		fps_abort(FPS_ABORT_TABLE_FULL, relid);
 
+	if (fps_txn.naccesses == 0 && fps_protocol == FPS_PROTOCOL_STO &&
+		fps_txn.sto_ts == 0)
+		sto_begin(&fps_txn);
+
 	access = &fps_txn.accesses[fps_txn.naccesses];
 	memset(access, 0, sizeof(FpsAccess));
 	access->key = key;
@@ -303,6 +310,44 @@ fps_wait_while_locked(FpsAccess *access, fps_u64 *word)
 	return true;
 }
 
+/* ---- the protocol in force ---- */
+
+void
+cc_read(FpsAccess *access, FpsVersion *version)
+{
+	if (fps_protocol == FPS_PROTOCOL_STO)
+		sto_read(access, version);
+	else
+		tictoc_read(access, version);
+}
+
+void
+cc_write(FpsAccess *access)
+{
+	if (fps_protocol == FPS_PROTOCOL_STO)
+		sto_write(access);
+	else
+		tictoc_write(access);
+}
+
+void
+cc_phantom_read(FpsAccess *access)
+{
+	if (fps_protocol == FPS_PROTOCOL_STO)
+		sto_phantom_read(access);
+	else
+		tictoc_phantom_read(access);
+}
+
+void
+cc_phantom_write(FpsAccess *access)
+{
+	if (fps_protocol == FPS_PROTOCOL_STO)
+		sto_phantom_write(access);
+	else
+		tictoc_phantom_write(access);
+}
+
 /* ---- release ---- */
 
 static void
@@ -316,6 +361,7 @@ txn_reset(void)
 	fps_txn.raise_floor = false;
 	fps_txn.nrelreads = 0;
 	fps_txn.commit_ts = 0;
+	fps_txn.sto_ts = 0;
 }
 
 static void
@@ -329,16 +375,24 @@ fps_xact_callback(XactEvent event, void *arg)
 		case XACT_EVENT_PRE_COMMIT:
 			if (fps_protocol == FPS_PROTOCOL_TICTOC)
 				tictoc_validate(&fps_txn);
+			else
+				sto_pre_commit(&fps_txn);
 			break;
 
 		case XACT_EVENT_COMMIT:
 			/* no ERROR, no palloc from here on */
-			tictoc_commit(&fps_txn);
+			if (fps_protocol == FPS_PROTOCOL_TICTOC)
+				tictoc_commit(&fps_txn);
+			else
+				sto_finish(&fps_txn, true);
 			txn_reset();
 			break;
 
 		case XACT_EVENT_ABORT:
-			tictoc_abort(&fps_txn);
+			if (fps_protocol == FPS_PROTOCOL_TICTOC)
+				tictoc_abort(&fps_txn);
+			else
+				sto_finish(&fps_txn, false);
 			txn_reset();
 			break;
 
@@ -364,7 +418,10 @@ fps_before_shmem_exit(int code, Datum arg)
 {
 	if (fps_txn.active && fps_sketch != NULL)
 	{
-		tictoc_abort(&fps_txn);
+		if (fps_protocol == FPS_PROTOCOL_TICTOC)
+			tictoc_abort(&fps_txn);
+		else
+			sto_finish(&fps_txn, false);
 		txn_reset();
 	}
 }

@@ -1,0 +1,251 @@
+/*-------------------------------------------------------------------------
+ *
+ * sto.c
+ *	  Strict timestamp ordering over FPSketch entries (the dissertation's
+ *	  Algorithm 4).
+ *
+ * Every transaction takes its timestamp ts from a shared clock at its first
+ * access to an fpsketch table and is serialized at ts.  Each access checks
+ * the key's (wts, rts) at once; there is no validation at commit:
+ *
+ *	READ	abort if ts < wts (a younger transaction wrote it: read too late);
+ *			if an older writer is still in flight (dirty), wait for it to end
+ *			through the lock manager (so deadlocks surface as 40P01) -- if it
+ *			committed, the version read is not the one ts must see: abort;
+ *			then rts = max(rts, ts).
+ *	WRITE	abort if ts < wts or ts < rts (write too late) or another
+ *			transaction's write is in flight; then wts = ts, dirty.
+ *	COMMIT	clear dirty (wts stays ts), unpin.
+ *	ABORT	clear dirty; wts stays: a safe over-approximation.
+ *
+ * Heap applies the write before sto_write() runs.  That order is safe: a
+ * younger reader that read the old version in between has raised rts past
+ * ts, so the write is refused; an older one reads what it must.
+ *
+ * A version read must also be the latest committed one: a committed
+ * successor by an older transaction means ts should have seen it (abort),
+ * one by a younger transaction shows in wts (read too late).
+ *
+ * Phantom keys: inserters do not exclude one another, so instead of the
+ * dirty bit they register in the entry's committer word from their write
+ * until commit or abort, after raising wts to their ts.  A predicate reader
+ * waits until no inserter is in flight (any in flight is older, else wts
+ * would exceed ts), raises rts, and then the scan takes a snapshot that sees
+ * every insert that completed.
+ *
+ * Shared state: entry words by CAS, committer words by atomic add, the
+ * clock (fps_counters->sto_clock) by atomic add; the dirty bit is the entry's
+ * lock bit and is held from sto_write() to sto_finish().
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "storage/lmgr.h"
+
+#include "cc.h"
+
+/* BEGIN: the transaction's timestamp, unique and increasing. */
+void
+sto_begin(FpsTxn *txn)
+{
+	txn->sto_ts = fps_atomic_add(&fps_counters->sto_clock, 1);
+
+	/* keys seeded from the floor must not look written in our future */
+	if (txn->sto_ts <= fps_floor(fps_sketch))
+	{
+		fps_atomic_max(&fps_counters->sto_clock, fps_floor(fps_sketch) + 1);
+		txn->sto_ts = fps_atomic_add(&fps_counters->sto_clock, 1);
+	}
+}
+
+/* Algorithm 4, READ. */
+void
+sto_read(FpsAccess *access, FpsVersion *version)
+{
+	fps_u64		ts = fps_txn.sto_ts;
+	FpsBackoff	backoff;
+	fps_u64		word;
+
+	fps_backoff_init(&backoff);
+	word = fps_entry_load(access->entry);
+	for (;;)
+	{
+		if (ts < fps_word_wts(word))
+			fps_abort(FPS_ABORT_STO_READ_TOO_LATE, access->relid);
+
+		if (fps_word_locked(word) && !access->locked)
+		{
+			/* an older writer in flight: ts must see its outcome */
+			TransactionId writer = version->updater_in_progress(version->arg);
+
+			if (TransactionIdIsValid(writer))
+			{
+				fps_atomic_add(&fps_counters->sto_writer_waits, 1);
+				XactLockTableWait(writer, NULL, NULL, XLTW_None);
+			}
+			else if (!fps_backoff_wait(&backoff))
+				fps_abort(FPS_ABORT_LOCK_TIMEOUT, access->relid);
+			if (version->is_stale(version->arg))
+				fps_abort(FPS_ABORT_STO_WAITED_FOR_WRITER, access->relid);
+			word = fps_entry_load(access->entry);
+			continue;
+		}
+
+		if (version->is_stale(version->arg))
+			fps_abort(FPS_ABORT_STALE_READ, access->relid);
+
+		if (fps_word_rts(word) >= ts ||
+			fps_entry_cas(access->entry, &word,
+						  fps_word_make(fps_word_locked(word), fps_word_wts(word), ts)))
+			break;
+	}
+	access->is_read = true;
+}
+
+/* Algorithm 4, WRITE: heap has applied the write already (see above). */
+void
+sto_write(FpsAccess *access)
+{
+	fps_u64		ts = fps_txn.sto_ts;
+	fps_u64		word;
+
+	access->is_write = true;
+	if (access->locked)
+		return;					/* timestamp updates are idempotent */
+
+	for (;;)
+	{
+		/*
+		 * Heap's row lock already ordered writers of this row: a dirty bit
+		 * still set belongs to a writer finishing its commit or abort.
+		 */
+		if (!fps_wait_while_locked(access, &word))
+			fps_abort(FPS_ABORT_LOCK_TIMEOUT, access->relid);
+		if (ts < fps_word_wts(word) || ts < fps_word_rts(word))
+			fps_abort(FPS_ABORT_STO_WRITE_TOO_LATE, access->relid);
+		if (fps_entry_cas(access->entry, &word,
+						  fps_word_make(true, ts, fps_word_rts(word))))
+			break;
+	}
+	access->locked = true;
+}
+
+/* READ of a phantom key: wait out older inserters, then raise rts. */
+void
+sto_phantom_read(FpsAccess *access)
+{
+	fps_u64		ts = fps_txn.sto_ts;
+	fps_u64		own = access->committing ? FPS_COMMITTER_ONE : 0;
+	FpsBackoff	backoff;
+
+	access->is_phantom = true;
+	fps_backoff_init(&backoff);
+	for (;;)
+	{
+		fps_u64		cword = fps_entry_committers_load(access->entry);
+		fps_u64		word = fps_entry_load(access->entry);
+
+		if (ts < fps_word_wts(word))
+			fps_abort(FPS_ABORT_STO_READ_TOO_LATE, access->relid);
+		if (fps_committers(cword) - own > 0)
+		{
+			if (!fps_backoff_wait(&backoff))
+				fps_abort(FPS_ABORT_LOCK_TIMEOUT, access->relid);
+			continue;
+		}
+		if (fps_word_rts(word) < ts &&
+			!fps_entry_cas(access->entry, &word,
+						   fps_word_make(false, fps_word_wts(word), ts)))
+			continue;
+
+		/*
+		 * An inserter that registered before our rts took effect may have
+		 * missed it; one that registers after sees rts >= ts.
+		 */
+		if (fps_entry_committers_load(access->entry) != cword)
+			continue;
+		break;
+	}
+	access->is_read = true;
+}
+
+/* WRITE of a phantom key: register as inserter, then check and raise wts. */
+void
+sto_phantom_write(FpsAccess *access)
+{
+	fps_u64		ts = fps_txn.sto_ts;
+	fps_u64		word;
+
+	access->is_phantom = true;
+	access->is_write = true;
+	if (access->committing)
+		return;
+
+	fps_entry_committers_add(access->entry, FPS_COMMITTER_ONE);
+	access->committing = true;
+	word = fps_entry_load(access->entry);
+	for (;;)
+	{
+		if (ts < fps_word_rts(word) && !(access->is_read && fps_word_rts(word) == ts))
+			fps_abort(FPS_ABORT_STO_WRITE_TOO_LATE, access->relid);
+		if (fps_word_wts(word) >= ts ||
+			fps_entry_cas(access->entry, &word,
+						  fps_word_make(false, ts, Max(fps_word_rts(word), ts))))
+			break;
+	}
+}
+
+/*
+ * PRE_COMMIT: STO has nothing to validate.  Writes that bypassed per-key
+ * tracking (DDL, bulk loads) raise the floor above every timestamp stored
+ * and every transaction timestamp handed out, as TicToc's commit does.
+ */
+void
+sto_pre_commit(FpsTxn *txn)
+{
+	if (txn->raise_floor)
+	{
+		fps_u64		floor_ts = Max(fps_max_timestamp(fps_sketch),
+								   fps_atomic_load(&fps_counters->sto_clock)) + 1;
+
+		fps_raise_floor(fps_sketch, floor_ts);
+		fps_atomic_max(&fps_counters->sto_clock, floor_ts + 1);
+		fps_atomic_add(&fps_counters->floor_raises, 1);
+	}
+}
+
+/*
+ * COMMIT and ABORT alike: clear dirty bits (wts stays), end inserter
+ * registrations, unpin.  No ERROR, no palloc.
+ */
+void
+sto_finish(FpsTxn *txn, bool committed)
+{
+	bool		wrote = txn->raise_floor;
+	int			i;
+
+	for (i = 0; i < txn->naccesses; i++)
+	{
+		FpsAccess  *a = &txn->accesses[i];
+
+		if (a->locked)
+		{
+			fps_u64		word = fps_entry_load(a->entry);
+
+			/* a dirty word changes only through its writer: a store is enough */
+			fps_atomic_store(&a->entry->word, word & ~FPS_LOCK_BIT);
+			a->locked = false;
+			wrote = true;
+		}
+		if (a->committing)
+		{
+			fps_entry_committers_add(a->entry, FPS_COMMITTER_DONE);
+			a->committing = false;
+			wrote = true;
+		}
+		fps_decref(fps_sketch, a->entry);
+	}
+	if (committed)
+		fps_atomic_add(wrote ? &fps_counters->commits : &fps_counters->read_only_commits, 1);
+}
