@@ -126,6 +126,34 @@ rc=$?
 cat "$LOG/pgbench.log"
 if [ $rc = 0 ]; then record "pgbench smoke" 1 0; else record "pgbench smoke" 0 1; fi
 
+echo "== STO: the same protocol checks with fpsketch.protocol = sto"
+scripts/cluster.sh stop
+export FPS_PGDATA=${FPS_PGDATA}-sto
+scripts/cluster.sh start "fpsketch.protocol = sto" || { record "sto cluster" 0 1; }
+sto_specs=$(ls test/sto/expected/*.out 2>/dev/null | xargs -n1 basename | sed 's/\.out$//' | tr '\n' ' ')
+if [ -n "$sto_specs" ]; then
+	make -s installcheck-isolation-only ISOLATION_OPTS="--load-extension=fpsketch --inputdir=test/sto --outputdir=output_iso_sto" \
+		ISOLATION="$sto_specs" >"$LOG/isolation-sto.log" 2>&1
+	grep -E '^(ok|not ok|test |All|[0-9]+ of)' "$LOG/isolation-sto.log" | tail -80
+	record_pg_regress "isolation (sto)" "$LOG/isolation-sto.log"
+	[ -f output_iso_sto/regression.diffs ] && head -80 output_iso_sto/regression.diffs
+fi
+if [ -x test/checker/run_checks.sh ]; then
+	# same checks; the server now runs STO
+	test/checker/run_checks.sh >"$LOG/checker-sto.log" 2>&1
+	tail -12 "$LOG/checker-sto.log"
+	line=$(grep -E '^checker: [0-9]+ passed, [0-9]+ failed' "$LOG/checker-sto.log" | tail -1)
+	if [ -n "$line" ]; then
+		record "checker (sto)" "$(echo "$line" | awk '{print $2}')" "$(echo "$line" | awk '{print $4}')"
+	else
+		record "checker (sto)" 0 1
+	fi
+fi
+scripts/pgbench_smoke.sh >"$LOG/pgbench-sto.log" 2>&1
+rc=$?
+cat "$LOG/pgbench-sto.log"
+if [ $rc = 0 ]; then record "pgbench smoke (sto)" 1 0; else record "pgbench smoke (sto)" 0 1; fi
+
 echo
 echo "== summary (logs in $LOG)"
 printf '%s\n' "${summary[@]}"
