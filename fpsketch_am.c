@@ -80,87 +80,109 @@ typedef struct StaleCheckArg
 } StaleCheckArg;
 
 /*
+ * Share-lock the page of the version in check's slot and return the
+ * version's header, or NULL if its line pointer no longer holds a tuple.
+ * The slot's own buffer pin is used when it has one (the common case: scans
+ * and index fetches return buffer slots), saving a buffer lookup per read.
+ */
+static HeapTupleHeader
+lock_version_header(StaleCheckArg *check, Buffer *buffer, bool *pinned_here)
+{
+	TupleTableSlot *slot = check->slot;
+	ItemPointer tid = &slot->tts_tid;
+	BlockNumber block = ItemPointerGetBlockNumber(tid);
+	OffsetNumber offset = ItemPointerGetOffsetNumber(tid);
+	Page		page;
+	ItemId		lp;
+
+	*pinned_here = true;
+	if (TTS_IS_BUFFERTUPLE(slot))
+	{
+		Buffer		slot_buffer = ((BufferHeapTupleTableSlot *) slot)->buffer;
+
+		if (BufferIsValid(slot_buffer) && BufferGetBlockNumber(slot_buffer) == block)
+		{
+			*buffer = slot_buffer;
+			*pinned_here = false;
+		}
+	}
+	if (*pinned_here)
+		*buffer = ReadBuffer(check->rel, block);
+	LockBuffer(*buffer, BUFFER_LOCK_SHARE);
+	page = BufferGetPage(*buffer);
+	if (offset > PageGetMaxOffsetNumber(page))
+		return NULL;
+	lp = PageGetItemId(page, offset);
+	if (!ItemIdIsNormal(lp))
+		return NULL;
+	return (HeapTupleHeader) PageGetItem(page, lp);
+}
+
+static void
+unlock_version_header(Buffer buffer, bool pinned_here)
+{
+	if (pinned_here)
+		UnlockReleaseBuffer(buffer);
+	else
+		LockBuffer(buffer, BUFFER_LOCK_UNLOCK);
+}
+
+/* The transaction that updated or deleted this version (not a mere locker). */
+static TransactionId
+version_updater(HeapTupleHeader htup)
+{
+	if ((htup->t_infomask & HEAP_XMAX_INVALID) ||
+		HEAP_XMAX_IS_LOCKED_ONLY(htup->t_infomask))
+		return InvalidTransactionId;
+	return HeapTupleHeaderGetUpdateXid(htup);
+}
+
+/*
  * Does the version in slot have a committed updater or deleter, i.e. is it
- * no longer the latest?  Read under the buffer's share lock.  An updater that
- * has committed in clog but is still in the proc array counts as in progress:
- * it holds the lock bits of what it wrote (taken in PRE_COMMIT), so the
- * protocol's validation sees it instead.
+ * no longer the latest?  An updater that has committed in clog but is still
+ * in the proc array counts as in progress: it holds the lock bits of what
+ * it wrote (taken in PRE_COMMIT), so the protocol's validation sees it
+ * instead.
  */
 static bool
 version_is_stale(void *arg)
 {
-	StaleCheckArg *check = (StaleCheckArg *) arg;
-	ItemPointer tid = &check->slot->tts_tid;
 	Buffer		buffer;
-	Page		page;
-	ItemId		lp;
+	bool		pinned_here;
+	HeapTupleHeader htup = lock_version_header(arg, &buffer, &pinned_here);
 	bool		stale = true;	/* a version we cannot find is not current */
 
-	buffer = ReadBuffer(check->rel, ItemPointerGetBlockNumber(tid));
-	LockBuffer(buffer, BUFFER_LOCK_SHARE);
-	page = BufferGetPage(buffer);
-	if (ItemPointerGetOffsetNumber(tid) <= PageGetMaxOffsetNumber(page))
+	if (htup != NULL)
 	{
-		lp = PageGetItemId(page, ItemPointerGetOffsetNumber(tid));
-		if (ItemIdIsNormal(lp))
-		{
-			HeapTupleHeader htup = (HeapTupleHeader) PageGetItem(page, lp);
+		TransactionId updater = version_updater(htup);
 
-			stale = false;
-			if (!(htup->t_infomask & HEAP_XMAX_INVALID) &&
-				!HEAP_XMAX_IS_LOCKED_ONLY(htup->t_infomask))
-			{
-				TransactionId xmax = HeapTupleHeaderGetUpdateXid(htup);
-
-				stale = TransactionIdIsValid(xmax) &&
-					!TransactionIdIsCurrentTransactionId(xmax) &&
-					!TransactionIdIsInProgress(xmax) &&
-					TransactionIdDidCommit(xmax);
-			}
-		}
+		stale = TransactionIdIsValid(updater) &&
+			!TransactionIdIsCurrentTransactionId(updater) &&
+			!TransactionIdIsInProgress(updater) &&
+			TransactionIdDidCommit(updater);
 	}
-	UnlockReleaseBuffer(buffer);
+	unlock_version_header(buffer, pinned_here);
 	return stale;
 }
 
-/*
- * The transaction updating or deleting the version in slot right now, if
- * any (STO waits for it when it is older).  Read under the buffer's share
- * lock like version_is_stale().
- */
+/* The transaction updating or deleting the version right now, if any. */
 static TransactionId
 version_updater_in_progress(void *arg)
 {
-	StaleCheckArg *check = (StaleCheckArg *) arg;
-	ItemPointer tid = &check->slot->tts_tid;
 	Buffer		buffer;
-	Page		page;
+	bool		pinned_here;
+	HeapTupleHeader htup = lock_version_header(arg, &buffer, &pinned_here);
 	TransactionId updater = InvalidTransactionId;
 
-	buffer = ReadBuffer(check->rel, ItemPointerGetBlockNumber(tid));
-	LockBuffer(buffer, BUFFER_LOCK_SHARE);
-	page = BufferGetPage(buffer);
-	if (ItemPointerGetOffsetNumber(tid) <= PageGetMaxOffsetNumber(page))
+	if (htup != NULL)
 	{
-		ItemId		lp = PageGetItemId(page, ItemPointerGetOffsetNumber(tid));
-
-		if (ItemIdIsNormal(lp))
-		{
-			HeapTupleHeader htup = (HeapTupleHeader) PageGetItem(page, lp);
-
-			if (!(htup->t_infomask & HEAP_XMAX_INVALID) &&
-				!HEAP_XMAX_IS_LOCKED_ONLY(htup->t_infomask))
-			{
-				TransactionId xmax = HeapTupleHeaderGetUpdateXid(htup);
-
-				if (TransactionIdIsValid(xmax) &&
-					!TransactionIdIsCurrentTransactionId(xmax) &&
-					TransactionIdIsInProgress(xmax))
-					updater = xmax;
-			}
-		}
+		updater = version_updater(htup);
+		if (!TransactionIdIsValid(updater) ||
+			TransactionIdIsCurrentTransactionId(updater) ||
+			!TransactionIdIsInProgress(updater))
+			updater = InvalidTransactionId;
 	}
-	UnlockReleaseBuffer(buffer);
+	unlock_version_header(buffer, pinned_here);
 	return updater;
 }
 
