@@ -77,6 +77,7 @@ static set_rel_pathlist_hook_type prev_set_rel_pathlist_hook = NULL;
 static get_relation_info_hook_type prev_get_relation_info_hook = NULL;
 static ProcessUtility_hook_type prev_process_utility_hook = NULL;
 static ExecutorRun_hook_type prev_executor_run_hook = NULL;
+static ExecutorFinish_hook_type prev_executor_finish_hook = NULL;
 
 void		_PG_init(void);
 
@@ -311,6 +312,25 @@ fps_executor_run(QueryDesc *queryDesc, ScanDirection direction, uint64 count,
 	PG_END_TRY();
 }
 
+/* Data-modifying CTEs the main query does not read run to completion here. */
+static void
+fps_executor_finish(QueryDesc *queryDesc)
+{
+	fps_executor_running(queryDesc, true);
+	PG_TRY();
+	{
+		if (prev_executor_finish_hook)
+			prev_executor_finish_hook(queryDesc);
+		else
+			standard_ExecutorFinish(queryDesc);
+	}
+	PG_FINALLY();
+	{
+		fps_executor_running(queryDesc, false);
+	}
+	PG_END_TRY();
+}
+
 /* ---- module load ---- */
 
 /*
@@ -454,6 +474,8 @@ _PG_init(void)
 	ProcessUtility_hook = fps_process_utility;
 	prev_executor_run_hook = ExecutorRun_hook;
 	ExecutorRun_hook = fps_executor_run;
+	prev_executor_finish_hook = ExecutorFinish_hook;
+	ExecutorFinish_hook = fps_executor_finish;
 	fps_txn_register_callbacks();
 }
 

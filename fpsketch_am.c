@@ -45,6 +45,7 @@
 #include "storage/bufmgr.h"
 #include "storage/lmgr.h"
 #include "storage/procarray.h"
+#include "utils/memutils.h"
 #include "utils/rel.h"
 #include "utils/snapmgr.h"
 
@@ -56,6 +57,8 @@ static const TableAmRoutine *heap_routine;
 
 static void write_predicate_keys_of_row(FpsRelInfo *info, TupleTableSlot *slot);
 static void write_predicate_key(FpsRelInfo *info, fps_u64 key);
+struct FpsIndexFetch;
+static void release_fresh_snapshot(struct FpsIndexFetch *f);
 
 /* ---- what a heap version tells the protocol ---- */
 
@@ -458,24 +461,40 @@ typedef struct FpsIndexFetch
 {
 	IndexFetchHeapData heap;
 	bool		predicate_pending;	/* no predicate key read yet for this scan */
+	bool		predicate_read; /* predicate_key was read, fresh_snapshot set */
+	fps_u64		predicate_key;	/* the last one read */
 	Snapshot	fresh_snapshot;	/* registered; replaces the scan's snapshot */
 } FpsIndexFetch;
 
 /* Executors running now, innermost last: where index scan keys are found. */
-static QueryDesc *running_queries[32];
+/*
+ * Executors running now, innermost last: where index scan keys are found.
+ * Grows with nesting (functions calling functions); max_stack_depth bounds
+ * it in practice.
+ */
+static QueryDesc **running_queries = NULL;
 static int	nrunning_queries = 0;
+static int	maxrunning_queries = 0;
 
 void
 fps_executor_running(QueryDesc *queryDesc, bool starting)
 {
-	if (starting)
+	if (!starting)
 	{
-		if (nrunning_queries < lengthof(running_queries))
-			running_queries[nrunning_queries] = queryDesc;
-		nrunning_queries++;
+		if (nrunning_queries > 0)
+			nrunning_queries--;
+		return;
 	}
-	else if (nrunning_queries > 0)
-		nrunning_queries--;
+	if (nrunning_queries >= maxrunning_queries)
+	{
+		int			newmax = Max(32, maxrunning_queries * 2);
+
+		running_queries = running_queries == NULL ?
+			MemoryContextAlloc(TopMemoryContext, sizeof(QueryDesc *) * newmax) :
+			repalloc(running_queries, sizeof(QueryDesc *) * newmax);
+		maxrunning_queries = newmax;
+	}
+	running_queries[nrunning_queries++] = queryDesc;
 }
 
 static bool
@@ -498,19 +517,33 @@ find_index_scan_walker(PlanState *planstate, void *context)
 	return planstate_tree_walker(planstate, find_index_scan_walker, context);
 }
 
-/* The executor node whose index scan uses fetch, or NULL. */
+/*
+ * The executor node whose index scan uses fetch, or NULL.  Besides the main
+ * plan tree, a query's subplans (CTEs, among them data-modifying ones that
+ * only run in ExecutorFinish) are searched.
+ */
 static IndexScanState *
 find_index_scan(IndexFetchTableData *fetch)
 {
 	int			i;
 
-	for (i = Min(nrunning_queries, lengthof(running_queries)) - 1; i >= 0; i--)
+	for (i = nrunning_queries - 1; i >= 0; i--)
 	{
+		QueryDesc  *qd = running_queries[i];
 		void	   *context = fetch;
+		ListCell   *lc;
 
-		if (running_queries[i]->planstate != NULL &&
-			find_index_scan_walker(running_queries[i]->planstate, &context))
+		if (qd->planstate != NULL &&
+			find_index_scan_walker(qd->planstate, &context))
 			return (IndexScanState *) context;
+		if (qd->estate == NULL)
+			continue;
+		foreach(lc, qd->estate->es_subplanstates)
+		{
+			context = fetch;
+			if (find_index_scan_walker((PlanState *) lfirst(lc), &context))
+				return (IndexScanState *) context;
+		}
 	}
 	return NULL;
 }
@@ -565,6 +598,7 @@ read_index_predicate(FpsIndexFetch *f, IndexScanState *iss, Snapshot snapshot)
 	FpsPrefixIndex *pi = NULL;
 	uint64		hashes[INDEX_MAX_KEYS];
 	int			nprefix = 0;
+	fps_u64		key;
 
 	if (!fps_tracking_active(rel, &info))
 		return;
@@ -572,10 +606,20 @@ read_index_predicate(FpsIndexFetch *f, IndexScanState *iss, Snapshot snapshot)
 		pi = fps_prefix_index(info, RelationGetRelid(iss->iss_ScanDesc->indexRelation));
 	if (pi != NULL)
 		nprefix = equality_prefix(iss, pi, hashes);
-	if (nprefix > 0)
-		read_predicate_key(info, fps_prefix_key(pi, nprefix, hashes), true);
-	else
-		read_predicate_key(info, info->relation_key, false);
+	key = nprefix > 0 ? fps_prefix_key(pi, nprefix, hashes) : info->relation_key;
+
+	/*
+	 * The same predicate again (a rescan with the same keys, or the reset
+	 * index_getnext_slot() does when the index is exhausted): the first
+	 * reading stands and its snapshot still sees every insert that came
+	 * before it; later ones change the key and fail validation.
+	 */
+	if (f->predicate_read && f->predicate_key == key)
+		return;
+	release_fresh_snapshot(f);
+	read_predicate_key(info, key, nprefix > 0);
+	f->predicate_key = key;
+	f->predicate_read = true;
 	f->fresh_snapshot = snapshot_after_predicate_sample(snapshot, info->relid);
 }
 
@@ -587,6 +631,7 @@ release_fresh_snapshot(FpsIndexFetch *f)
 		UnregisterSnapshot(f->fresh_snapshot);
 		f->fresh_snapshot = NULL;
 	}
+	f->predicate_read = false;
 }
 
 static struct IndexFetchTableData *
@@ -612,7 +657,6 @@ fps_index_fetch_reset(struct IndexFetchTableData *fetch)
 	IndexScanState *iss;
 
 	heap_routine->index_fetch_reset(fetch);
-	release_fresh_snapshot(f);
 	f->predicate_pending = true;
 
 	iss = find_index_scan(fetch);
