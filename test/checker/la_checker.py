@@ -1,6 +1,9 @@
 #!/usr/bin/python3
 """
 Randomized list-append serializability checker for fpsketch (Elle-style).
+With --workload predicate it runs the predicate workload of predicate.py
+instead (inserts, deletes, key moves and predicate reads: phantoms); the
+rest of this docstring is about list-append.
 
 Workload: table `la (k int primary key, v text not null default '')` with a
 fixed, pre-populated key set (no inserts, so phantoms play no part), USING
@@ -469,6 +472,80 @@ def bfs_path(src, dst, edges, allowed, members):
     return None
 
 
+def find_cycles(nodes, edges, specs, ekey, fmt_key):
+    """For each (class, allowed edge types, key edge type) in specs: the
+    number of SCCs of the graph restricted to allowed types that contain an
+    edge of the key type (every edge inside an SCC lies on a cycle), and one
+    example cycle through such an edge.  edges: a -> b -> set of types;
+    ekey: (a, b, type) -> the object that edge is about, shown by fmt_key.
+    Yields (class, count, example or None, text or None); example is
+    (label, SCC size, [(u, types, v), ...]), label G-single for a G2 cycle
+    with exactly one rw edge."""
+    for cls, allowed, key_type in specs:
+        adj = {}
+        for a, outs in edges.items():
+            lst = [b for b, types in outs.items() if types & allowed]
+            if lst:
+                adj[a] = lst
+        sccs = tarjan_scc(nodes, adj)
+        count = 0
+        example = None
+        tries = 0
+        for comp in sccs:
+            members = set(comp)
+            found = []
+            for a in comp:
+                for b, types in edges.get(a, {}).items():
+                    if b in members and key_type in types:
+                        found.append((a, b))
+                        if len(found) >= 8:
+                            break
+                if len(found) >= 8:
+                    break
+            if not found:
+                continue
+            count += 1
+            # the example: the shortest cycle through a few key edges of the
+            # first SCCs (for G2, a G-single one if there is one)
+            for a, b in found:
+                if tries >= 24:
+                    break
+                tries += 1
+                label = cls
+                path = None
+                used = allowed
+                if cls == "G2":
+                    path = bfs_path(b, a, edges, {"ww", "wr"}, members)
+                    label = "G-single" if path else "G2"
+                    if path:
+                        used = {"ww", "wr"}
+                if path is None:
+                    path = bfs_path(b, a, edges, allowed, members)
+                cyc = [a] + path     # a -> b -> ... -> a
+                rank = (label != "G-single", len(cyc))
+                if example is not None and rank >= example[3]:
+                    continue
+                steps = []
+                for i in range(len(cyc) - 1):
+                    u, v = cyc[i], cyc[i + 1]
+                    if i == 0:
+                        ty = key_type
+                    else:
+                        ty = "/".join(sorted(edges[u][v] & used))
+                    steps.append((u, ty, v))
+                example = (label, len(comp), steps, rank)
+        if example:
+            example = example[:3]
+        txt = None
+        if example:
+            label, size, steps = example
+            txt = "%s: " % label + " ".join(
+                "T%d -%s->" % (u, "/".join(x if x == "po" else "%s(%s)" % (x, fmt_key(ekey[(u, v, x)]))
+                                           for x in ty.split("/")))
+                for u, ty, v in steps) + " T%d (SCC of %d txns)" % (steps[-1][2], size)
+        yield cls, count, example, txt
+
+
 class Analysis(object):
     def __init__(self, txns, final, chains, args):
         self.txns = txns
@@ -678,63 +755,12 @@ class Analysis(object):
                         edge(last[t.client], t.id, "po", None)
                     last[t.client] = t.id
             specs.append((SESSION_CLASS, {"ww", "wr", "rw", "po"}, "po"))
-        for cls, allowed, key_type in specs:
-            adj = {}
-            for a, outs in edges.items():
-                lst = [b for b, types in outs.items() if types & allowed]
-                if lst:
-                    adj[a] = lst
-            sccs = tarjan_scc(nodes, adj)
-            count = 0
-            example = None
-            for comp in sccs:
-                members = set(comp)
-                # an edge inside an SCC always lies on a cycle
-                found = None
-                for a in comp:
-                    for b, types in edges.get(a, {}).items():
-                        if b in members and key_type in types:
-                            found = (a, b)
-                            break
-                    if found:
-                        break
-                if not found:
-                    continue
-                count += 1
-                if example is None:
-                    a, b = found
-                    label = cls
-                    path = None
-                    used = allowed
-                    if cls == "G2":
-                        path = bfs_path(b, a, edges, {"ww", "wr"}, members)
-                        label = "G-single" if path else "G2"
-                        if path:
-                            used = {"ww", "wr"}
-                    if path is None:
-                        path = bfs_path(b, a, edges, allowed, members)
-                    cyc = [a] + path     # a -> b -> ... -> a
-                    steps = []
-                    for i in range(len(cyc) - 1):
-                        u, v = cyc[i], cyc[i + 1]
-                        types = edges[u][v]
-                        if i == 0:
-                            ty = key_type
-                        else:
-                            ty = "/".join(sorted(types & used))
-                        steps.append((u, ty, v))
-                    example = (label, len(comp), steps)
+        for cls, count, example, txt in find_cycles(nodes, edges, specs, ekey, lambda k: "k%d" % k):
             self.cycle_counts[cls] = count
             if example:
                 self.example_cycles[cls] = example
-                label, size, steps = example
-                txt = "%s: " % label + " ".join(
-                    "T%d -%s->" % (u, "/".join(x if x == "po" else "%s(k%d)" % (x, ekey[(u, v, x)])
-                                               for x in ty.split("/")))
-                    for u, ty, v in steps) \
-                      + " T%d (SCC of %d txns)" % (steps[-1][2], size)
                 self.add(cls, "%d SCC(s) with a %s cycle; example %s" % (count, cls, txt),
-                         [u for u, _, _ in steps])
+                         [u for u, _, _ in example[2]])
 
 
 # --------------------------------------------------------------------------
@@ -742,20 +768,37 @@ class Analysis(object):
 # --------------------------------------------------------------------------
 
 def main():
-    ap = argparse.ArgumentParser(description="Elle-style list-append serializability checker")
+    ap = argparse.ArgumentParser(description="Elle-style serializability checker "
+                                             "(list-append or predicate workload)")
     ap.add_argument("--host", default=os.environ.get("PGHOST"))
     ap.add_argument("--port", default=os.environ.get("PGPORT"))
     ap.add_argument("--user", "-U", default=os.environ.get("PGUSER"))
     ap.add_argument("--dbname", "-d", default=os.environ.get("PGDATABASE"))
     ap.add_argument("--am", choices=["fpsketch", "heap"], default="fpsketch")
-    ap.add_argument("--table", default="la")
+    ap.add_argument("--workload", choices=["list-append", "predicate"], default="list-append",
+                    help="list-append (fixed keys, reads by primary key, appends) or predicate "
+                         "(inserts, deletes, key moves, predicate reads; see predicate.py)")
+    ap.add_argument("--table", default=None, help="table name (default la, or pr for predicate)")
     ap.add_argument("--clients", type=int, default=8)
     ap.add_argument("--keys", type=int, default=8)
     ap.add_argument("--hot-keys", type=int, default=2)
     ap.add_argument("--hot-frac", type=float, default=0.8)
     ap.add_argument("--read-frac", type=float, default=0.5)
-    ap.add_argument("--min-ops", type=int, default=2)
-    ap.add_argument("--max-ops", type=int, default=6)
+    ap.add_argument("--min-ops", type=int, default=None, help="default 2 (list-append), 2 (predicate)")
+    ap.add_argument("--max-ops", type=int, default=None, help="default 6 (list-append), 5 (predicate)")
+    ap.add_argument("--groups", type=int, default=4, help="predicate: number of groups g")
+    ap.add_argument("--hot-group-frac", type=float, default=0.5,
+                    help="predicate: share of ops on group 0 (the rest uniform)")
+    ap.add_argument("--target", type=int, default=8,
+                    help="predicate: rows per group the inserts/deletes aim at")
+    ap.add_argument("--mix", default=None,
+                    help="predicate: op weights, default grp=24,cti=20,ins=12,del=12,mov=6,rng=10,kgt=8,pt=8")
+    ap.add_argument("--infer-window", type=float, default=0.05,
+                    help="predicate: resolve ambiguous absences of rows deleted within this many "
+                         "seconds of the reader (0: never)")
+    ap.add_argument("--scan-mix", default=None,
+                    help="predicate: per-transaction scan mode weights, default "
+                         "index=50,default=20,seq=15,bitmap=15")
     ap.add_argument("--think-ms", type=float, default=0.5,
                     help="random pause of up to this many ms after each op (widens races)")
     ap.add_argument("--seconds", type=float, default=20.0)
@@ -779,6 +822,22 @@ def main():
     args = ap.parse_args()
     if args.seed is None:
         args.seed = random.SystemRandom().randrange(1 << 30)
+    pred = args.workload == "predicate"
+    if args.table is None:
+        args.table = "pr" if pred else "la"
+    if args.min_ops is None:
+        args.min_ops = 2
+    if args.max_ops is None:
+        args.max_ops = 5 if pred else 6
+    if pred:
+        if args.clients < 1 or args.min_ops < 1 or args.max_ops < args.min_ops:
+            ap.error("bad workload parameters")
+        if args.session_order:
+            ap.error("--session-order is for the list-append workload")
+        import predicate
+        args.mix = args.mix or predicate.DEFAULT_MIX
+        args.scan_mix = args.scan_mix or predicate.DEFAULT_SCAN_MIX
+        return predicate.main(args)
     if args.keys < 1 or args.clients < 1 or args.min_ops < 1 or args.max_ops < args.min_ops:
         ap.error("bad workload parameters")
 

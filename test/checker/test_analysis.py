@@ -1,8 +1,9 @@
 #!/usr/bin/python3
 """
-Self-test of la_checker's analysis: hand-made histories, one per anomaly
-class, must be flagged in exactly that class (plus the classes the anomaly
-necessarily implies), and a serializable history must pass.  No database.
+Self-test of la_checker's analyses (list-append, and the predicate workload
+of predicate.py): hand-made histories, one per anomaly class, must be flagged
+in exactly that class (plus the classes the anomaly necessarily implies), and
+serializable histories must pass.  No database.
 Prints `checker-selftest: N passed, M failed`; exit 0 if all passed.
 """
 import os
@@ -10,6 +11,7 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import la_checker as lc  # noqa: E402
+import predicate as pr  # noqa: E402
 
 
 def mk(tid, status, ops, client=0):
@@ -204,11 +206,268 @@ def _():
         {0: [1]}
 
 
+# --------------------------------------------------------------------------
+# predicate workload (predicate.py): ops are recorded as the clients record
+# them; final = set of (g, k) rows left in the table
+# --------------------------------------------------------------------------
+
+PCASES = []
+
+
+def pcase(name, expect, args=None):
+    def deco(fn):
+        PCASES.append((name, expect, fn, args))
+        return fn
+    return deco
+
+
+def pmk(tid, status, ops, client=0, t=0.0):
+    x = pr.PTxn(tid, client)
+    x.ops = [list(o) for o in ops]
+    x.status = status
+    x.t_start = x.t_end = t
+    x.scan = "index"
+    return x
+
+
+def I(g, k):
+    return ["i", g, k]
+
+
+def D(g, k):
+    return ["d", g, k]
+
+
+def M(g1, g2, k):
+    return ["m", g1, g2, k]
+
+
+def Rg(g, ks, kmin=None):
+    """SELECT k FROM pr WHERE g = $g [AND k > $kmin]"""
+    return ["r", "grp", g, g, kmin, None, sorted([g, k] for k in ks)]
+
+
+def Rr(lo, hi, slots):
+    """SELECT g, k FROM pr WHERE g BETWEEN $lo AND $hi"""
+    return ["r", "rng", lo, hi, None, None, sorted([g, k] for g, k in slots)]
+
+
+def Rk(kmin, slots, groups=4):
+    """SELECT g, k FROM pr WHERE k > $kmin"""
+    return ["r", "kgt", 0, groups - 1, kmin, None, sorted([g, k] for g, k in slots)]
+
+
+def Rp(g, k, present):
+    """SELECT k FROM pr WHERE g = $g AND k = $k"""
+    return ["r", "pt", g, g, None, k, [[g, k]] if present else []]
+
+
+class NoInfer(object):
+    infer_window = 0
+
+
+@pcase("predicate: serializable history", set())
+def _():
+    return [pmk(0, "committed", [Rg(0, []), I(0, 1), I(1, 2)]),
+            pmk(1, "committed", [Rg(0, [1]), Rr(0, 1, [(0, 1), (1, 2)]), D(0, 1), I(0, 3)]),
+            pmk(2, "committed", [Rk(1, [(1, 2), (0, 3)]), M(1, 2, 2), Rr(1, 3, [(2, 2)]),
+                                 Rp(1, 2, False), Rp(2, 2, True)]),
+            pmk(3, "aborted", [Rg(0, [3]), I(0, 4)]),
+            pmk(4, "committed", [Rg(0, [3]), Rg(2, [2]), Rp(0, 4, False)]),
+            pmk(5, "committed", [Rg(3, []), I(3, 5), Rg(3, [5]), Rr(2, 3, [(2, 2), (3, 5)])]),
+            pmk(6, "committed", [Rg(0, [], kmin=3), Rg(0, [3], kmin=2)])], \
+        {(0, 3), (2, 2), (3, 5)}
+
+
+@pcase("predicate: count-then-insert write skew", {"G2"})
+def _():
+    # both read group 0 empty (count 0 < cap), both insert into it
+    return [pmk(0, "committed", [Rg(0, []), I(0, 1)]),
+            pmk(1, "committed", [Rg(0, []), I(0, 2)])], \
+        {(0, 1), (0, 2)}
+
+
+@pcase("predicate: cross-group write skew (insert phantoms)", {"G2"})
+def _():
+    return [pmk(0, "committed", [Rg(0, []), I(1, 1)]),
+            pmk(1, "committed", [Rg(1, []), I(0, 2)])], \
+        {(1, 1), (0, 2)}
+
+
+@pcase("predicate: write skew through deletes", {"G2"})
+def _():
+    # each reads the row the other deletes and deletes from the group the
+    # other read
+    return [pmk(0, "committed", [I(0, 1), I(1, 2)]),
+            pmk(1, "committed", [Rg(0, [1]), D(1, 2)]),
+            pmk(2, "committed", [Rg(1, [2]), D(0, 1)])], \
+        set()
+
+
+@pcase("predicate: absent-key lookups write skew", {"G2"})
+def _():
+    return [pmk(0, "committed", [Rp(0, 7, False), I(1, 8)]),
+            pmk(1, "committed", [Rp(1, 8, False), I(0, 7)])], \
+        {(0, 7), (1, 8)}
+
+
+@pcase("predicate: range read skew (G-single)", {"G2"})
+def _():
+    # T1 moves k=5 from group 0 to group 2; T2's range read of groups 0..1
+    # still sees it in group 0, its group read of 2 sees it there too
+    return [pmk(0, "committed", [I(0, 5)]),
+            pmk(1, "committed", [M(0, 2, 5)]),
+            pmk(2, "committed", [Rr(0, 1, [(0, 5)]), Rg(2, [5])])], \
+        {(2, 5)}
+
+
+@pcase("predicate: k > x read misses an insert it depends on", {"G2"})
+def _():
+    return [pmk(0, "committed", [I(3, 10), Rk(5, [(3, 10)])]),
+            pmk(1, "committed", [Rk(5, [(3, 10)]), Rg(1, []), I(0, 11)]),
+            pmk(2, "committed", [Rk(10, []), I(1, 12)])], \
+        {(3, 10), (0, 11), (1, 12)}
+
+
+@pcase("predicate: non-repeatable predicate read", {"G2"})
+def _():
+    return [pmk(0, "committed", [I(0, 1)]),
+            pmk(1, "committed", [Rg(0, []), Rg(0, [1])])], \
+        {(0, 1)}
+
+
+@pcase("predicate: moved row missed in both groups (inferred)", {"G2"})
+def _():
+    # T0 inserts (0,5); T1 sees it and inserts (0,6); T2 moves (0,5) to
+    # group 1; T3 reads group 1 before the move and group 0 after it.  The
+    # absence of (0,5) alone is ambiguous (before T0 or after T2), but T3 saw
+    # T1's row and T1 saw T0's, so it is after T2: T2 -wr-> T3 -rw-> T2.
+    return [pmk(0, "committed", [I(0, 5)]),
+            pmk(1, "committed", [Rg(0, [5]), I(0, 6)]),
+            pmk(2, "committed", [M(0, 1, 5)]),
+            pmk(3, "committed", [Rg(1, []), Rg(0, [6])])], \
+        {(0, 6), (1, 5)}
+
+
+@pcase("predicate: same history without inference", set(), NoInfer)
+def _():
+    return [pmk(0, "committed", [I(0, 5)]),
+            pmk(1, "committed", [Rg(0, [5]), I(0, 6)]),
+            pmk(2, "committed", [M(0, 1, 5)]),
+            pmk(3, "committed", [Rg(1, []), Rg(0, [6])])], \
+        {(0, 6), (1, 5)}
+
+
+@pcase("predicate: ambiguous absence alone is no anomaly", set())
+def _():
+    # T2 may run before T0 or after T1
+    return [pmk(0, "committed", [I(0, 1)]),
+            pmk(1, "committed", [D(0, 1)]),
+            pmk(2, "committed", [Rg(0, []), Rp(0, 1, False)])], \
+        set()
+
+
+@pcase("predicate: read absent, then delete the row (before its insert)", {"G2"})
+def _():
+    return [pmk(0, "committed", [I(0, 1)]),
+            pmk(1, "committed", [Rg(0, []), D(0, 1)])], \
+        set()
+
+
+@pcase("predicate: own insert not visible", {"internal"})
+def _():
+    return [pmk(0, "committed", [I(0, 1), Rg(0, [])])], {(0, 1)}
+
+
+@pcase("predicate: own delete still visible", {"internal"})
+def _():
+    return [pmk(0, "committed", [I(0, 1)]),
+            pmk(1, "committed", [D(0, 1), Rr(0, 1, [(0, 1)])])], \
+        set()
+
+
+@pcase("predicate: own move: old slot visible", {"internal"})
+def _():
+    return [pmk(0, "committed", [I(0, 1)]),
+            pmk(1, "committed", [M(0, 1, 1), Rk(0, [(0, 1), (1, 1)])])], \
+        {(1, 1)}
+
+
+@pcase("predicate: read of an aborted insert", {"G1a"})
+def _():
+    return [pmk(0, "aborted", [I(0, 1)]),
+            pmk(1, "committed", [Rg(0, [1])])], \
+        set()
+
+
+@pcase("predicate: aborted insert in the final table", {"G1a"})
+def _():
+    return [pmk(0, "aborted", [I(0, 1)])], {(0, 1)}
+
+
+@pcase("predicate: aborted reader of an aborted insert", set())
+def _():
+    return [pmk(0, "aborted", [I(0, 1)]),
+            pmk(1, "aborted", [Rg(0, [1]), I(0, 2)])], \
+        set()
+
+
+@pcase("predicate: committed insert lost", {"lost-write"})
+def _():
+    return [pmk(0, "committed", [I(0, 1), I(0, 2)])], {(0, 1)}
+
+
+@pcase("predicate: committed delete not in effect", {"lost-write"})
+def _():
+    return [pmk(0, "committed", [I(0, 1)]),
+            pmk(1, "committed", [D(0, 1)])], \
+        {(0, 1)}
+
+
+@pcase("predicate: row outside the predicate", {"incompatible"})
+def _():
+    return [pmk(0, "committed", [I(1, 1)]),
+            pmk(1, "committed", [["r", "grp", 0, 0, None, None, [[1, 1]]]])], \
+        {(1, 1)}
+
+
+@pcase("predicate: row nobody inserted", {"incompatible"})
+def _():
+    return [pmk(0, "committed", [Rg(0, [9])])], set()
+
+
+@pcase("predicate: unknown outcome resolved from the final table", set())
+def _():
+    return [pmk(0, "unknown", [I(0, 1)]),
+            pmk(1, "committed", [Rg(0, [1])]),
+            pmk(2, "unknown", [I(0, 2)]),
+            pmk(3, "committed", [Rg(0, [1])])], \
+        {(0, 1)}
+
+
+@pcase("predicate: unexpected error", {"errors"})
+def _():
+    t = pmk(0, "error", [I(0, 1)])
+    t.sqlstate = "XX000"
+    t.error = "op: some internal error"
+    return [t], set()
+
+
+def panalyse(txns, final, args=None):
+    an = pr.Analysis(txns, final, args)
+    an.run()
+    for t in txns:
+        pr.describe(t)
+    return an
+
+
 def main():
     npass = nfail = 0
-    for name, expect, fn, args in CASES:
+    runs = [(name, expect, fn, args, analyse) for name, expect, fn, args in CASES] + \
+           [(name, expect, fn, args, panalyse) for name, expect, fn, args in PCASES]
+    for name, expect, fn, args, run in runs:
         txns, final = fn()
-        an = analyse(txns, final, args)
+        an = run(txns, final, args)
         got = found(an)
         ok = got == expect
         if ok:
