@@ -3,7 +3,7 @@
 # Idempotent; uses sudo when not root.
 # sourced by demo.sh and test.sh: no set -e here, callers decide
 
-pkgs="postgresql-15 postgresql-server-dev-15 postgresql-contrib libxxhash-dev libipc-run-perl python3-psycopg2 make gcc"
+pkgs="postgresql-15 postgresql-server-dev-15 postgresql-contrib libxxhash-dev libipc-run-perl python3-psycopg2 python3-matplotlib make gcc"
 missing=""
 for p in $pkgs; do
 	dpkg -s "$p" >/dev/null 2>&1 || missing="$missing $p"
