@@ -182,6 +182,7 @@ extern bool fps_wait_while_locked(FpsAccess *access, fps_u64 *word);
 
 typedef struct FpsBackoff
 {
+	int			timeout_ms;		/* fpsketch.lock_wait_timeout unless lowered */
 	TimestampTz start;
 	long		sleep_us;
 	int			spins;

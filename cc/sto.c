@@ -42,6 +42,7 @@
 #include "postgres.h"
 
 #include "storage/lmgr.h"
+#include "storage/proc.h"
 
 #include "cc.h"
 
@@ -68,6 +69,8 @@ sto_read(FpsAccess *access, FpsVersion *version)
 	fps_u64		word;
 
 	fps_backoff_init(&backoff);
+	/* a dirty bit whose writer the lock manager cannot name: bounded */
+	backoff.timeout_ms = Min(backoff.timeout_ms, DeadlockTimeout);
 	word = fps_entry_load(access->entry);
 	for (;;)
 	{
@@ -141,6 +144,13 @@ sto_phantom_read(FpsAccess *access)
 
 	access->is_phantom = true;
 	fps_backoff_init(&backoff);
+
+	/*
+	 * The inserters waited for are unknown to the lock manager, which may
+	 * meanwhile have one of them wait for us: bound the wait like a
+	 * deadlock check would, then give up with a 40001.
+	 */
+	backoff.timeout_ms = Min(backoff.timeout_ms, DeadlockTimeout);
 	for (;;)
 	{
 		fps_u64		cword = fps_entry_committers_load(access->entry);

@@ -264,6 +264,7 @@ fps_txn_note_untracked_write(void)
 void
 fps_backoff_init(FpsBackoff *backoff)
 {
+	backoff->timeout_ms = fps_lock_wait_timeout_ms;
 	backoff->start = 0;
 	backoff->sleep_us = 10;
 	backoff->spins = 0;
@@ -284,7 +285,7 @@ fps_backoff_wait(FpsBackoff *backoff)
 		pg_usleep(backoff->sleep_us);
 		backoff->sleep_us = Min(backoff->sleep_us * 2, 1000);
 		if (TimestampDifferenceExceeds(backoff->start, GetCurrentTimestamp(),
-									   fps_lock_wait_timeout_ms))
+									   backoff->timeout_ms))
 			return false;
 	}
 	return true;
