@@ -42,3 +42,7 @@ installcheck-regress-only:
 
 installcheck-isolation-only:
 	$(pg_isolation_regress_installcheck) $(ISOLATION_OPTS) $(ISOLATION)
+
+# PGXS tracks no header dependencies (without --enable-depend): a changed
+# struct in a header must rebuild every object, or backends smash stacks.
+$(OBJS): $(wildcard $(srcdir)/cc/*.h $(srcdir)/sketch/*.h $(srcdir)/*.h)

@@ -102,6 +102,8 @@ echo "== TAP tests"
 if ls t/*.pl >/dev/null 2>&1; then
 	scripts/run_tap.sh >"$LOG/tap.log" 2>&1
 	tail -30 "$LOG/tap.log"
+	# the failures with their diagnostics, wherever they are in the log
+	grep -E -B2 -A12 '^not ok [0-9]+' "$LOG/tap.log" | head -120
 	n=$(grep -E '^ok [0-9]+' "$LOG/tap.log" | wc -l)
 	m=$(grep -E '^not ok [0-9]+' "$LOG/tap.log" | wc -l)
 	grep -q '^Result: PASS' "$LOG/tap.log" || m=$((m > 0 ? m : 1))

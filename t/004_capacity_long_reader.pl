@@ -278,8 +278,9 @@ ok($st->{entries_hwm} <= 200,
 	"(c) the exact table stays bounded: at most $st->{entries_hwm} entries for 4 clients and the reader, "
 	  . "while $rows rows were updated");
 idle_ok('(c)');
-@bad = log_problems($node, $log_from, allowed => ['40001']);
-is(join("\n", @bad), '', '(c) the server log has no error other than 40001, no crash');
+# a then b in random order: two heap updaters can deadlock (40P01, retried)
+@bad = log_problems($node, $log_from, allowed => [qw(40001 40P01)]);
+is(join("\n", @bad), '', '(c) the server log has no error other than 40001/40P01, no crash');
 $violations += scalar @bad;
 
 $node->stop;
