@@ -58,7 +58,8 @@ CREATE FUNCTION fpsketch_stats(
     OUT phantom_writes bigint,
     OUT snapshot_refreshes bigint,
     OUT escalations bigint,
-    OUT sto_writer_waits bigint)
+    OUT sto_writer_waits bigint,
+    OUT reevaluations bigint)
 RETURNS record
 AS 'MODULE_PATHNAME' LANGUAGE C STRICT VOLATILE;
 

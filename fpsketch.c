@@ -45,6 +45,7 @@ PG_MODULE_MAGIC;
 int			fps_protocol = FPS_PROTOCOL_TICTOC;
 int			fps_lock_wait_timeout_ms = 10000;
 bool		fps_prefix_predicates = true;
+bool		fps_reevaluate_updates = true;
 int			fps_escalation_threshold = 1000;
 static int	fps_variant = FPS_VARIANT_FOCUS_SKETCH;
 static int	fps_sketch_size_kb = 32;
@@ -442,6 +443,11 @@ _PG_init(void)
 							 "Off makes every predicate read conflict with every insert into the relation (for comparison); writers always write both kinds of key, so sessions may differ.",
 							 &fps_prefix_predicates, true,
 							 PGC_USERSET, 0, NULL, NULL, NULL);
+	DefineCustomBoolVariable("fpsketch.reevaluate_updates",
+							 "Let READ COMMITTED statements re-evaluate a row updated concurrently (EvalPlanQual) when that is serializable.",
+							 "Allowed when the statement's own scan was the transaction's only read of the row and the statement joins no other relation; otherwise, or when off, such a statement fails with 40001.",
+							 &fps_reevaluate_updates, true,
+							 PGC_USERSET, 0, NULL, NULL, NULL);
 	DefineCustomIntVariable("fpsketch.escalation_threshold",
 							"Rows of one relation a transaction reads with row keys before it reads the whole relation's key instead.",
 							"Escalation bounds how much of the exact table one transaction pins; it is always safe, but the transaction then conflicts with every writer of the relation.",
@@ -543,6 +549,7 @@ fpsketch_stats(PG_FUNCTION_ARGS)
 	values[i++] = Int64GetDatum(fps_atomic_load(&fps_counters->snapshot_refreshes));
 	values[i++] = Int64GetDatum(fps_atomic_load(&fps_counters->escalations));
 	values[i++] = Int64GetDatum(fps_atomic_load(&fps_counters->sto_writer_waits));
+	values[i++] = Int64GetDatum(fps_atomic_load(&fps_counters->reevaluations));
 	if (i != tupdesc->natts)
 		elog(ERROR, "fpsketch_stats() returns %d columns, its SQL definition %d: reinstall the extension",
 			 i, tupdesc->natts);
@@ -571,5 +578,6 @@ fpsketch_stats_reset(PG_FUNCTION_ARGS)
 	fps_atomic_store(&fps_counters->snapshot_refreshes, 0);
 	fps_atomic_store(&fps_counters->escalations, 0);
 	fps_atomic_store(&fps_counters->sto_writer_waits, 0);
+	fps_atomic_store(&fps_counters->reevaluations, 0);
 	PG_RETURN_VOID();
 }

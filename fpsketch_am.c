@@ -42,6 +42,7 @@
 #include "fmgr.h"
 #include "nodes/execnodes.h"
 #include "nodes/nodeFuncs.h"
+#include "parser/parsetree.h"
 #include "storage/bufmgr.h"
 #include "storage/lmgr.h"
 #include "storage/procarray.h"
@@ -59,6 +60,7 @@ static void write_predicate_keys_of_row(FpsRelInfo *info, TupleTableSlot *slot);
 static void write_predicate_key(FpsRelInfo *info, fps_u64 key);
 struct FpsIndexFetch;
 static void release_fresh_snapshot(struct FpsIndexFetch *f);
+static uint32 current_statement(void);
 
 /* ---- what a heap version tells the protocol ---- */
 
@@ -229,6 +231,8 @@ track_read(Relation rel, TupleTableSlot *slot)
 		return;
 	}
 	access = fps_txn_access(fps_key_from_slot(rel, info, slot), info->relid);
+	if (access->nreads++ == 0)
+		access->read_stmt = current_statement();
 	version.is_stale = version_is_stale;
 	version.updater_in_progress = version_updater_in_progress;
 	version.arg = &check;
@@ -314,6 +318,25 @@ refuse_concurrent_update(Relation rel)
 
 	if (fps_tracking_active(rel, &info))
 		fps_abort(FPS_ABORT_CONCURRENT_UPDATE, info->relid);
+}
+
+static bool reevaluation_is_safe(Relation rel, FpsRelInfo *info,
+								 TupleTableSlot *newest);
+
+/*
+ * UPDATE or DELETE found the row updated by a concurrent committed
+ * transaction.  Under READ COMMITTED the executor then locks the newest
+ * version (fps_tuple_lock, which decides whether re-evaluation is safe);
+ * otherwise, or for a deleted row (skipped: its absence was observed), it
+ * is a 40001 now.
+ */
+static void
+concurrent_update_found(Relation rel, TM_Result result)
+{
+	if (result == TM_Updated && fps_reevaluate_updates &&
+		fps_protocol == FPS_PROTOCOL_TICTOC && !IsolationUsesXactSnapshot())
+		return;
+	refuse_concurrent_update(rel);
 }
 
 /* ---- predicate reads and phantom keys (DESIGN §6) ---- */
@@ -473,8 +496,10 @@ typedef struct FpsIndexFetch
  * it in practice.
  */
 static QueryDesc **running_queries = NULL;
+static uint32 *running_statements = NULL;	/* their statement numbers */
 static int	nrunning_queries = 0;
 static int	maxrunning_queries = 0;
+static uint32 last_statement = 0;
 
 void
 fps_executor_running(QueryDesc *queryDesc, bool starting)
@@ -492,9 +517,60 @@ fps_executor_running(QueryDesc *queryDesc, bool starting)
 		running_queries = running_queries == NULL ?
 			MemoryContextAlloc(TopMemoryContext, sizeof(QueryDesc *) * newmax) :
 			repalloc(running_queries, sizeof(QueryDesc *) * newmax);
+		running_statements = running_statements == NULL ?
+			MemoryContextAlloc(TopMemoryContext, sizeof(uint32) * newmax) :
+			repalloc(running_statements, sizeof(uint32) * newmax);
 		maxrunning_queries = newmax;
 	}
+	/* every run is a statement of its own; 0 means none */
+	if (++last_statement == 0)
+		++last_statement;
+	running_statements[nrunning_queries] = last_statement;
 	running_queries[nrunning_queries++] = queryDesc;
+}
+
+/* The innermost running statement, 0 outside the executor. */
+static uint32
+current_statement(void)
+{
+	return nrunning_queries > 0 ? running_statements[nrunning_queries - 1] : 0;
+}
+
+/*
+ * May the innermost statement re-evaluate itself on the newest version of
+ * a row of rel (EvalPlanQual) instead of failing?  EvalPlanQual recomputes
+ * the statement's result for that row from the new version, but with the
+ * rows of every other relation of the statement as they were first found:
+ * a join partner that the new version would have found instead is never
+ * read, so joins (which give the other relations row marks) are refused.
+ * Within one relation, the new version replaces the old in the read set
+ * when the old was the transaction's only read of the row
+ * (fps_txn_replace_read).  TicToc only: STO decides at read time.
+ */
+static bool
+reevaluation_is_safe(Relation rel, FpsRelInfo *info, TupleTableSlot *newest)
+{
+	QueryDesc  *qd;
+	ListCell   *lc;
+	FpsAccess  *access;
+
+	if (!fps_reevaluate_updates || fps_protocol != FPS_PROTOCOL_TICTOC ||
+		IsolationUsesXactSnapshot() || nrunning_queries == 0)
+		return false;
+	qd = running_queries[nrunning_queries - 1];
+	if (qd->plannedstmt == NULL)
+		return false;
+	foreach(lc, qd->plannedstmt->rowMarks)
+	{
+		PlanRowMark *rc = (PlanRowMark *) lfirst(lc);
+		RangeTblEntry *rte = rt_fetch(rc->rti, qd->plannedstmt->rtable);
+
+		if (rc->markType == ROW_MARK_REFERENCE || rc->markType == ROW_MARK_COPY ||
+			rte->rtekind != RTE_RELATION || rte->relid != RelationGetRelid(rel))
+			return false;
+	}
+	access = fps_txn_lookup(fps_key_from_slot(rel, info, newest));
+	return access == NULL || fps_txn_replace_read(access, current_statement());
 }
 
 static bool
@@ -801,8 +877,15 @@ fps_tuple_lock(Relation rel, ItemPointer tid, Snapshot snapshot,
 
 	if (result == TM_Ok)
 	{
-		if ((flags & TUPLE_LOCK_FLAG_FIND_LAST_VERSION) && tmfd->traversed)
-			refuse_concurrent_update(rel);
+		FpsRelInfo *info;
+
+		if ((flags & TUPLE_LOCK_FLAG_FIND_LAST_VERSION) && tmfd->traversed &&
+			fps_tracking_active(rel, &info))
+		{
+			if (!reevaluation_is_safe(rel, info, slot))
+				fps_abort(FPS_ABORT_CONCURRENT_UPDATE, info->relid);
+			fps_atomic_add(&fps_counters->reevaluations, 1);
+		}
 		track_read(rel, slot);
 	}
 	else if (result == TM_Updated || result == TM_Deleted)
@@ -861,7 +944,7 @@ fps_tuple_delete(Relation rel, ItemPointer tid, CommandId cid,
 	if (result == TM_Ok)
 		track_write_old_version(rel, tid, true);
 	else if (result == TM_Updated || result == TM_Deleted)
-		refuse_concurrent_update(rel);
+		concurrent_update_found(rel, result);
 	return result;
 }
 
@@ -884,7 +967,7 @@ fps_tuple_update(Relation rel, ItemPointer otid, TupleTableSlot *slot,
 		track_write_slot(rel, slot, *update_indexes);
 	}
 	else if (result == TM_Updated || result == TM_Deleted)
-		refuse_concurrent_update(rel);
+		concurrent_update_found(rel, result);
 	return result;
 }
 

@@ -37,6 +37,7 @@ typedef enum FpsProtocol
 extern int	fps_protocol;
 extern int	fps_lock_wait_timeout_ms;
 extern bool fps_prefix_predicates;
+extern bool fps_reevaluate_updates;
 
 /* ---- shared state (fpsketch.c) ---- */
 
@@ -75,6 +76,7 @@ typedef struct FpsSharedCounters
 	volatile fps_u64 escalations;	/* row reads of a relation -> its key */
 	volatile fps_u64 sto_clock;		/* STO: the next transaction timestamp */
 	volatile fps_u64 sto_writer_waits;	/* STO: reads that waited for a writer */
+	volatile fps_u64 reevaluations;	/* EvalPlanQual on a newer version allowed */
 } FpsSharedCounters;
 
 extern FPSketch *fps_sketch;
@@ -140,6 +142,8 @@ typedef struct FpsAccess
 	bool		is_phantom;		/* predicate key: committer-word protocol */
 	bool		locked;			/* we hold the entry's lock bit */
 	bool		committing;		/* we count among the entry's committers */
+	uint16		nreads;			/* row versions read through this key */
+	uint32		read_stmt;		/* statement of the first read (0: none) */
 } FpsAccess;
 
 /* Row reads of one relation in this transaction, for lock escalation. */
@@ -173,6 +177,8 @@ extern int	fps_ddl_depth;
 
 extern bool fps_tracking_active(Relation rel, FpsRelInfo **info);
 extern FpsAccess *fps_txn_access(fps_u64 key, Oid relid);
+extern FpsAccess *fps_txn_lookup(fps_u64 key);
+extern bool fps_txn_replace_read(FpsAccess *access, uint32 statement);
 extern void fps_txn_note_untracked_write(void);
 extern bool fps_txn_count_row_read(Oid relid);
 extern int	fps_escalation_threshold;

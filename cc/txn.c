@@ -207,6 +207,46 @@ fps_txn_access(fps_u64 key, Oid relid)
 	return access;
 }
 
+/* The access for key if the transaction touched it, else NULL; no pin. */
+FpsAccess *
+fps_txn_lookup(fps_u64 key)
+{
+	uint32		s;
+
+	if (fps_txn.map == NULL)
+		return NULL;
+	for (s = map_slot(key, fps_txn.mapsize); fps_txn.map[s] >= 0;
+		 s = (s + 1) & (fps_txn.mapsize - 1))
+		if (fps_txn.accesses[fps_txn.map[s]].key == key)
+			return &fps_txn.accesses[fps_txn.map[s]];
+	return NULL;
+}
+
+/*
+ * A READ COMMITTED statement is about to re-evaluate itself on a newer
+ * version of a row (EvalPlanQual) after a concurrent writer committed.  May
+ * the transaction forget the version it read before and read the new one?
+ * Only if that read was the transaction's one read of the key and belongs
+ * to this statement: then nothing but this statement's evaluation of this
+ * row saw the old version, and EvalPlanQual redoes exactly that.  A key
+ * read again (a subquery, an earlier statement) may have fed other
+ * decisions, which the transaction cannot take back: false.
+ */
+bool
+fps_txn_replace_read(FpsAccess *access, uint32 statement)
+{
+	if (!access->is_read)
+		return true;			/* only written, or forgotten already */
+	if (access->is_phantom || access->nreads != 1 || statement == 0 ||
+		access->read_stmt != statement)
+		return false;
+	access->is_read = false;
+	access->nreads = 0;
+	access->read_stmt = 0;
+	access->observed = 0;
+	return true;
+}
+
 /*
  * Count a row read of relid; true if the transaction reads the relation
  * through its relation key instead (escalated), which happens once it read
