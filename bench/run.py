@@ -120,6 +120,26 @@ def heap_rows():
             for i in ("read committed", "repeatable read", "serializable")]
 
 
+def extra_row(spec, protocols, variants, exact_max_entries):
+    """--extra-row 'PROTOCOL VARIANT name=value ...': an fpsketch row with extra
+    settings (names without a dot get the fpsketch. prefix), labelled
+    'fpsketch PROTOCOL VARIANT (name=value, ...)'."""
+    words = spec.split()
+    if len(words) < 2 or words[0] not in protocols or words[1] not in variants \
+            or not all("=" in w for w in words[2:]):
+        raise SystemExit(f"--extra-row {spec!r}: expected 'PROTOCOL VARIANT name=value ...' with "
+                         f"PROTOCOL in {protocols} and VARIANT in {variants}")
+    base = fps_rows([words[0]], [words[1]], exact_max_entries)[0]
+    shown = []
+    for w in words[2:]:
+        k, v = w.split("=", 1)
+        base.fps[k if "." in k else "fpsketch." + k] = v
+        shown.append(f"{k}={v}")
+    if shown:
+        base.label += " (" + ", ".join(shown) + ")"
+    return base
+
+
 def fps_rows(protocols, variants, exact_max_entries):
     rows = []
     for p in protocols:
@@ -477,6 +497,10 @@ def run_row(cl, args, w, row, settings, workdir, rawdir, idx, total, eta):
     fps_conf = dict(row.fps)
     lib = library_id(args.pgbin)
     cl.restart(fps_conf, force=True)            # a fresh server for every row
+    # the row's own settings (beyond the protocol and variant), as the server reports them
+    row_settings = "; ".join(
+        f"{k} = {cl.psql(db, f'SELECT current_setting($${k}$$)')}" for k in sorted(fps_conf)
+        if k not in ("fpsketch.protocol", "fpsketch.variant"))
     prepare_db(cl, db)
     if row.am == "fpsketch":
         cl.psql(db, "SELECT fpsketch_stats_reset()")
@@ -541,6 +565,8 @@ def run_row(cl, args, w, row, settings, workdir, rawdir, idx, total, eta):
         st = fps_stats(cl, db)
         res.update({"fps_" + k: v for k, v in st.items()})
         res["cc_memory_bytes"] = st["sketch_bytes"] + st["table_bytes"]
+        # every transaction has ended: nothing may stay pinned or locked
+        res["fps_leaks"] = st.get("lock_leaks", 0) + st.get("pinned", 0)
         res["cc_memory_what"] = "FPSketch sketch + exact table"
     elif row.iso == "serializable":
         res["cc_memory_bytes"] = settings["ssi_predlock_bytes"]
@@ -548,6 +574,7 @@ def run_row(cl, args, w, row, settings, workdir, rawdir, idx, total, eta):
     else:
         res["cc_memory_bytes"] = 0
         res["cc_memory_what"] = "none (row locks in tuples)"
+    res["row_settings"] = row_settings
     if row.am == "fpsketch":
         res["fps_sketch_size_kb"] = row.fps.get("fpsketch.sketch_size", settings.get("fpsketch.sketch_size"))
     # the settings that change the result, as the server reported them
@@ -574,7 +601,7 @@ def run_row(cl, args, w, row, settings, workdir, rawdir, idx, total, eta):
 
 CSV_COLS = [
     "workload", "workload_desc", "param", "config", "am", "isolation", "protocol", "variant",
-    "fps_sketch_size_kb", "goodput_tps", "attempts", "committed", "aborts", "abort_rate", "retries",
+    "row_settings", "fps_sketch_size_kb", "goodput_tps", "attempts", "committed", "aborts", "abort_rate", "retries",
     "failed", "failed_serialization", "failed_deadlock", "aborts_serialization", "aborts_deadlock",
     "intended_rollbacks", "client_errors", "check_violations", "check_detail",
     "lat_avg_ms", "lat_p50_ms", "lat_p95_ms", "per_script_committed",
@@ -637,6 +664,11 @@ def markdown(results, meta, title):
     out.append("")
     out.append("Settings (identical for every row): " + ", ".join(f"{k} = {v}" for k, v in meta["settings"]))
     out.append("")
+    own = {r["config"]: r.get("row_settings") for r in results if r.get("row_settings")}
+    if own:
+        out.append("Settings of single rows (as the server reported them): "
+                   + "; ".join(f"{c}: {v}" for c, v in own.items()) + ".")
+        out.append("")
     out.append("Goodput = committed transactions/s (pgbench tps; TPC-C New-Orders that roll back on "
                "purpose count as committed business transactions). Attempts = committed + retries + "
                "failed. Abort rate = (retries + failed) / attempts. Latency of committed transactions "
@@ -676,6 +708,12 @@ def markdown(results, meta, title):
                        f"{r['lat_p95_ms']:.1f} | {human_bytes(r['cc_memory_bytes'])} | {chk_s} | "
                        f"{r['client_errors']} |")
         out.append("")
+        for r in rows:
+            pinned, leaks = r.get("fps_pinned") or 0, r.get("fps_lock_leaks") or 0
+            if pinned or leaks:
+                out.append(f"**{r['config']}: fpsketch_stats after the run shows pinned = {pinned}, "
+                           f"lock_leaks = {leaks} (both must be 0).**")
+                out.append("")
         g = {r["config"]: r["goodput_tps"] for r in rows}
         fps = [r for r in rows if r["am"] == "fpsketch"]
         if fps and any(k.startswith("heap") for k in g):
@@ -702,7 +740,9 @@ def summary(by_w):
     short = {c: c.replace("fpsketch ", "").replace("heap ", "").replace("READ COMMITTED", "RC")
              .replace("REPEATABLE READ", "RR").replace("SERIALIZABLE", "SER") for c in configs}
     fs_cfgs = [c for c in configs if c.endswith("focus_sketch")]
-    out = ["## Summary: goodput (committed transactions/s)", ""]
+    r0 = next(iter(by_w.values()))[0]
+    out = [f"## Summary: goodput (committed transactions/s), {r0['clients']} clients, "
+           f"{r0['duration_s']} s per row", ""]
     hdr = ["workload"] + [short[c] for c in configs]
     ratio_names = []
     for fs in fs_cfgs:
@@ -732,6 +772,27 @@ def summary(by_w):
         a = {r["config"]: r["abort_rate"] for r in rows}
         out.append(f"| {wname} | " + " | ".join(f"{100 * a[c]:.1f}" if c in a else "" for c in configs) + " |")
     out.append("")
+    # every other protocol against TicToc, variant by variant
+    pairs = [(c, "fpsketch tictoc " + c.split(" ", 2)[2]) for c in configs
+             if c.startswith("fpsketch ") and not c.startswith("fpsketch tictoc ")
+             and "fpsketch tictoc " + c.split(" ", 2)[2] in configs]
+    if pairs:
+        out.append("Protocols: goodput of each configuration over TicToc with the same variant "
+                   "(abort rates in parentheses):")
+        out.append("")
+        out.append("| workload | " + " | ".join(f"{short[a]} / {short[b]}" for a, b in pairs) + " |")
+        out.append("|---|" + "---:|" * len(pairs))
+        for wname, rows in by_w.items():
+            g = {r["config"]: r for r in rows}
+            cells = []
+            for a, b in pairs:
+                if a in g and b in g:
+                    cells.append(f"{ratio(g[a]['goodput_tps'], g[b]['goodput_tps'])} "
+                                 f"({100 * g[a]['abort_rate']:.0f}% vs {100 * g[b]['abort_rate']:.0f}%)")
+                else:
+                    cells.append("")
+            out.append(f"| {wname} | " + " | ".join(cells) + " |")
+        out.append("")
     return out
 
 
@@ -755,13 +816,14 @@ def sweep_summary(by_w):
 
 
 def print_table(results):
-    hdr = f"{'workload':<18} {'configuration':<30} {'goodput/s':>10} {'abort%':>7} {'avg ms':>8} " \
+    cw = max([30] + [len(r["config"]) for r in results])
+    hdr = f"{'workload':<18} {'configuration':<{cw}} {'goodput/s':>10} {'abort%':>7} {'avg ms':>8} " \
           f"{'p95 ms':>8} {'CC mem':>10} {'chk':>4} {'err':>4}"
     log(hdr)
     log("-" * len(hdr))
     for r in results:
         chk = r["check_violations"]
-        log(f"{r['workload']:<18} {r['config']:<30} {r['goodput_tps']:>10.0f} {100 * r['abort_rate']:>6.1f}% "
+        log(f"{r['workload']:<18} {r['config']:<{cw}} {r['goodput_tps']:>10.0f} {100 * r['abort_rate']:>6.1f}% "
             f"{r['lat_avg_ms']:>8.1f} {r['lat_p95_ms']:>8.1f} {human_bytes(r['cc_memory_bytes']):>10} "
             f"{('-' if chk == '' else chk):>4} {r['client_errors']:>4}")
 
@@ -865,11 +927,18 @@ def plots(results, outdir, sweep):
 
 # ----------------------------------------------------------------- main ----
 
-def git_describe():
+def git_describe(pgbin):
+    """The fpsketch build measured: bench/snapshot_install.sh records it next
+    to a private install; else this checkout (dirty = changes outside bench/,
+    scripts/ and the READMEs, i.e. changes that can affect the build)."""
+    stamp = os.path.join(pgbin, "..", "..", "..", "..", "fpsketch-build.txt")
+    if os.path.exists(stamp):
+        return open(stamp).read().strip()
     try:
         h = subprocess.run(["git", "-C", ROOT, "rev-parse", "--short", "HEAD"], capture_output=True,
                            text=True).stdout.strip()
-        dirty = subprocess.run(["git", "-C", ROOT, "status", "--porcelain", "--untracked-files=no"],
+        dirty = subprocess.run(["git", "-C", ROOT, "status", "--porcelain", "--untracked-files=no",
+                                "--", ".", ":!bench", ":!scripts", ":!*.md"],
                                capture_output=True, text=True).stdout.strip()
         return h + ("+dirty" if dirty else "")
     except OSError:
@@ -915,6 +984,9 @@ def main():
     mode.add_argument("--sweep", action="store_true", help="sketch size 1 KiB .. 1 MiB vs exact, 30 s")
     ap.add_argument("--workloads", help="comma-separated: tpcc-w<N>[-full], ycsb-<r8w8|r15w1|mixed|long>-t<theta>")
     ap.add_argument("--rows", help="only configurations whose label contains one of these (comma-separated)")
+    ap.add_argument("--extra-row", action="append", metavar="'PROTOCOL VARIANT name=value ...'",
+                    help="add an fpsketch row with extra settings in its server config, e.g. "
+                         "'tictoc focus_sketch prefix_predicates=off' (repeatable; not filtered by --rows)")
     ap.add_argument("--duration", type=int, help="seconds per row (quick 10, full 60, sweep 30)")
     ap.add_argument("--clients", type=int, default=16)
     ap.add_argument("--jobs", type=int, default=2, help="pgbench threads (-j)")
@@ -979,6 +1051,12 @@ def main():
         if args.rows:
             keep = args.rows.split(",")
             rows = [r for r in rows if any(k in r.label for k in keep)]
+        for spec in args.extra_row or []:
+            er = extra_row(spec, protocols, variants, args.exact_max_entries)
+            # right after the row it modifies, if that one runs
+            same = [i for i, r in enumerate(rows) if r.fps.get("fpsketch.protocol") == er.fps["fpsketch.protocol"]
+                    and r.fps.get("fpsketch.variant") == er.fps["fpsketch.variant"]]
+            rows.insert(same[-1] + 1 if same else len(rows), er)
         ams = sorted({r.am for r in rows})
         log(f"== {len(workloads)} workloads x {len(rows)} configurations "
             f"({', '.join(r.label for r in rows)})")
@@ -1015,12 +1093,15 @@ def main():
                     f"{r['client_errors']}, checks: {r['check_detail']}")
                 if r["client_errors"] or (chk not in ("", 0)):
                     log("      !! client errors or consistency violations: see " + rawdir)
+                if r.get("fps_leaks"):
+                    log(f"      !! fpsketch_stats after the run: pinned {r.get('fps_pinned')}, "
+                        f"lock_leaks {r.get('fps_lock_leaks')} (both must be 0)")
                 write_csv(csv_path, results)
 
         meta = {
             "started": started, "finished": datetime.datetime.now().strftime("%Y-%m-%d %H:%M"),
             "host": f"{os.cpu_count()} cores, {os.sysconf('SC_PAGE_SIZE') * os.sysconf('SC_PHYS_PAGES') >> 30} GiB",
-            "git": git_describe(), "fpsketch_so": ", ".join(sorted({r["fpsketch_so_md5"] for r in results})),
+            "git": git_describe(args.pgbin), "fpsketch_so": ", ".join(sorted({r["fpsketch_so_md5"] for r in results})),
             "server_version": "PostgreSQL " + pretty["server_version"],
             "settings": [
                 ("clients", args.clients), ("pgbench -j", args.jobs), ("duration", f"{args.duration} s"),
@@ -1052,6 +1133,10 @@ def main():
         libs = sorted({r["fpsketch_so_md5"] for r in results})
         if len(libs) > 1:
             log(f"!! fpsketch.so changed during the run ({', '.join(libs)}): rows are not comparable")
+        leaky = [r for r in results if r.get("fps_leaks")]
+        if leaky:
+            log(f"!! {len(leaky)} fpsketch rows left pinned keys or lock bits: "
+                + ", ".join(f"{r['workload']} x {r['config']}" for r in leaky))
         bad = [r for r in results if r["client_errors"] or r["check_violations"] not in ("", 0)]
         if bad:
             log(f"!! {len(bad)} rows with client errors or consistency violations")

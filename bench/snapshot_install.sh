@@ -14,5 +14,8 @@ cp -a /usr/lib/postgresql/15 "$DIR/usr/lib/postgresql/"
 cp -a /usr/share/postgresql/15 "$DIR/usr/share/postgresql/"
 make -s COPT="-Wall -Werror" >/dev/null
 make -s install DESTDIR="$DIR" >/dev/null
+# what bench/run.py records as the build measured (results.md, meta.json)
+echo "$(git rev-parse --short HEAD)$(git diff --quiet HEAD -- . ':!bench' ':!scripts' ':!*.md' || echo +dirty)" \
+	> "$DIR/fpsketch-build.txt"
 chmod -R a+rX "$DIR"
-echo "$DIR/usr/lib/postgresql/15/bin  (fpsketch $(git rev-parse --short HEAD)$(git diff --quiet HEAD -- . ':!bench' || echo +dirty))"
+echo "$DIR/usr/lib/postgresql/15/bin  (fpsketch $(cat "$DIR/fpsketch-build.txt"))"
