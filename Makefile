@@ -7,6 +7,7 @@ OBJS = \
 	$(WIN32RES) \
 	fpsketch.o \
 	fpsketch_am.o \
+	column_groups.o \
 	cc/keys.o \
 	cc/sto.o \
 	cc/tictoc.o \

@@ -70,3 +70,45 @@ CREATE FUNCTION fpsketch_stats_reset() RETURNS void
 AS 'MODULE_PATHNAME' LANGUAGE C STRICT VOLATILE;
 
 REVOKE ALL ON FUNCTION fpsketch_stats_reset() FROM PUBLIC;
+
+-- Column groups: per-group row timestamps (see column_groups.c).  Written
+-- only by fpsketch_set_column_group(); not dumped by pg_dump (declare the
+-- groups again after a restore).
+CREATE TABLE fpsketch_column_group (
+    rel regclass NOT NULL,
+    group_name name NOT NULL,
+    groupno int2 NOT NULL CHECK (groupno BETWEEN 1 AND 15),
+    attnums int2[] NOT NULL
+);
+REVOKE ALL ON fpsketch_column_group FROM PUBLIC;
+
+CREATE FUNCTION fpsketch_set_column_group(rel regclass, group_name name, columns name[])
+RETURNS void
+AS 'MODULE_PATHNAME' LANGUAGE C CALLED ON NULL INPUT VOLATILE;
+
+COMMENT ON FUNCTION fpsketch_set_column_group(regclass, name, name[]) IS
+'give columns of an fpsketch table their own row timestamps (NULL columns: drop the group)';
+
+CREATE VIEW fpsketch_column_groups AS
+SELECT g.rel AS relation, g.group_name, g.groupno AS group_number,
+       ARRAY(SELECT a.attname
+               FROM unnest(g.attnums) WITH ORDINALITY AS u(attnum, ord)
+               JOIN pg_catalog.pg_attribute a
+                 ON a.attrelid = g.rel AND a.attnum = u.attnum AND NOT a.attisdropped
+              ORDER BY u.ord) AS columns
+  FROM fpsketch_column_group g
+  JOIN pg_catalog.pg_class c ON c.oid = g.rel
+ ORDER BY g.rel::oid, g.groupno;
+GRANT SELECT ON fpsketch_column_groups TO PUBLIC;
+
+-- Forget the groups of dropped tables (their OIDs may be reused).
+CREATE FUNCTION fpsketch_forget_dropped_tables() RETURNS event_trigger
+LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
+BEGIN
+    DELETE FROM @extschema@.fpsketch_column_group g
+     WHERE NOT EXISTS (SELECT 1 FROM pg_catalog.pg_class c WHERE c.oid = g.rel);
+END
+$$;
+REVOKE ALL ON FUNCTION fpsketch_forget_dropped_tables() FROM PUBLIC;
+CREATE EVENT TRIGGER fpsketch_forget_dropped_tables ON sql_drop
+    EXECUTE FUNCTION fpsketch_forget_dropped_tables();

@@ -46,6 +46,7 @@ int			fps_protocol = FPS_PROTOCOL_TICTOC;
 int			fps_lock_wait_timeout_ms = 10000;
 bool		fps_prefix_predicates = true;
 bool		fps_reevaluate_updates = true;
+bool		fps_column_groups_enabled = true;
 int			fps_escalation_threshold = 1000;
 static int	fps_variant = FPS_VARIANT_FOCUS_SKETCH;
 static int	fps_sketch_size_kb = 32;
@@ -384,8 +385,20 @@ check_raw_int(const char *name, int flags, int min, int max)
 }
 
 static void
+check_raw_bool(const char *name)
+{
+	const char *raw = GetConfigOption(name, true, false);
+
+	if (raw != NULL && !parse_bool(raw, NULL))
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("parameter \"%s\" requires a Boolean value, not \"%s\"", name, raw)));
+}
+
+static void
 check_raw_settings(void)
 {
+	check_raw_bool("fpsketch.column_groups");
 	check_raw_enum("fpsketch.protocol", protocol_options);
 	check_raw_enum("fpsketch.variant", variant_options);
 	check_raw_int("fpsketch.sketch_size", GUC_UNIT_KB, 1, 1024 * 1024);
@@ -443,6 +456,11 @@ _PG_init(void)
 							 "Off makes every predicate read conflict with every insert into the relation (for comparison); writers always write both kinds of key, so sessions may differ.",
 							 &fps_prefix_predicates, true,
 							 PGC_USERSET, 0, NULL, NULL, NULL);
+	DefineCustomBoolVariable("fpsketch.column_groups",
+							 "Use the column groups declared with fpsketch_set_column_group().",
+							 "Off gives every row a single key (for comparison); the mapping must be the same in every backend, so it is fixed at server start.",
+							 &fps_column_groups_enabled, true,
+							 PGC_POSTMASTER, 0, NULL, NULL, NULL);
 	DefineCustomBoolVariable("fpsketch.reevaluate_updates",
 							 "Let READ COMMITTED statements re-evaluate a row updated concurrently (EvalPlanQual) when that is serializable.",
 							 "Allowed when the statement's own scan was the transaction's only read of the row and the statement joins no other relation; otherwise, or when off, such a statement fails with 40001.",

@@ -43,6 +43,8 @@
 #include "nodes/execnodes.h"
 #include "nodes/nodeFuncs.h"
 #include "parser/parsetree.h"
+#include "access/sysattr.h"
+#include "commands/trigger.h"
 #include "storage/bufmgr.h"
 #include "storage/lmgr.h"
 #include "storage/procarray.h"
@@ -61,6 +63,7 @@ static void write_predicate_key(FpsRelInfo *info, fps_u64 key);
 struct FpsIndexFetch;
 static void release_fresh_snapshot(struct FpsIndexFetch *f);
 static uint32 current_statement(void);
+static FpsGroupMask statement_groups(Relation rel, FpsRelInfo *info, bool written);
 
 /* ---- what a heap version tells the protocol ---- */
 
@@ -198,14 +201,21 @@ snapshot_is_tracked(Snapshot snapshot)
 		(IsMVCCSnapshot(snapshot) || snapshot->snapshot_type == SNAPSHOT_DIRTY);
 }
 
-/* The version in slot was read by the transaction's logic. */
+/*
+ * The version in slot was read by the transaction's logic: the column
+ * groups the statement references, or all of them (all_groups: a unique
+ * check, which compares whole rows).
+ */
 static void
-track_read(Relation rel, TupleTableSlot *slot)
+track_read(Relation rel, TupleTableSlot *slot, bool all_groups)
 {
 	FpsRelInfo *info;
 	StaleCheckArg check;
 	FpsVersion	version;
 	FpsAccess  *access;
+	FpsGroupMask groups;
+	fps_u64		key;
+	int			g;
 
 	if (!fps_tracking_active(rel, &info) || version_is_own(slot))
 		return;
@@ -230,13 +240,31 @@ track_read(Relation rel, TupleTableSlot *slot)
 			fps_abort(FPS_ABORT_STALE_READ, info->relid);
 		return;
 	}
-	access = fps_txn_access(fps_key_from_slot(rel, info, slot), info->relid);
-	if (access->nreads++ == 0)
-		access->read_stmt = current_statement();
+	key = fps_key_from_slot(rel, info, slot);
+	groups = all_groups ? FPS_ALL_GROUPS(info) : statement_groups(rel, info, false);
 	version.is_stale = version_is_stale;
 	version.updater_in_progress = version_updater_in_progress;
 	version.arg = &check;
-	cc_read(access, &version);
+	for (g = 0; g < info->ngroups; g++)
+	{
+		if (!(groups & (1 << g)))
+			continue;
+		access = fps_txn_access(fps_group_key(key, g), info->relid);
+		if (access->nreads++ == 0)
+			access->read_stmt = current_statement();
+		cc_read(access, &version);
+	}
+}
+
+/* Write the keys of groups of the row whose key is key. */
+static void
+write_row_groups(FpsRelInfo *info, fps_u64 key, FpsGroupMask groups)
+{
+	int			g;
+
+	for (g = 0; g < info->ngroups; g++)
+		if (groups & (1 << g))
+			cc_write(fps_txn_access(fps_group_key(key, g), info->relid));
 }
 
 /*
@@ -252,9 +280,12 @@ storage_is_new_in_xact(Relation rel)
 		rel->rd_firstRelfilenodeSubid != InvalidSubTransactionId;
 }
 
-/* The row in slot was written; new_row: it is also new to every predicate. */
+/*
+ * The row in slot was written (the column groups in groups); new_row: it is
+ * also new to every predicate.
+ */
 static void
-track_write_slot(Relation rel, TupleTableSlot *slot, bool new_row)
+track_write_slot(Relation rel, TupleTableSlot *slot, bool new_row, bool all_groups)
 {
 	FpsRelInfo *info;
 
@@ -265,7 +296,8 @@ track_write_slot(Relation rel, TupleTableSlot *slot, bool new_row)
 		fps_txn_note_untracked_write();
 		return;
 	}
-	cc_write(fps_txn_access(fps_key_from_slot(rel, info, slot), info->relid));
+	write_row_groups(info, fps_key_from_slot(rel, info, slot),
+					 all_groups ? FPS_ALL_GROUPS(info) : statement_groups(rel, info, true));
 	write_predicate_key(info, info->escalation_key);
 	if (new_row)
 		write_predicate_keys_of_row(info, slot);
@@ -278,7 +310,8 @@ track_write_slot(Relation rel, TupleTableSlot *slot, bool new_row)
  * there, or finds it missing, conflicts through those keys.
  */
 static void
-track_write_old_version(Relation rel, ItemPointer tid, bool leaves_predicates)
+track_write_old_version(Relation rel, ItemPointer tid, bool leaves_predicates,
+						bool all_groups)
 {
 	FpsRelInfo *info;
 	TupleTableSlot *old = NULL;
@@ -299,7 +332,8 @@ track_write_old_version(Relation rel, ItemPointer tid, bool leaves_predicates)
 				 RelationGetRelationName(rel));
 	}
 	key = info->by_tid ? fps_key_from_tid(rel, tid) : fps_key_from_slot(rel, info, old);
-	cc_write(fps_txn_access(key, info->relid));
+	write_row_groups(info, key,
+					 all_groups ? FPS_ALL_GROUPS(info) : statement_groups(rel, info, true));
 
 	/* escalated readers of the relation see every write through this key */
 	write_predicate_key(info, info->escalation_key);
@@ -537,6 +571,93 @@ current_statement(void)
 }
 
 /*
+ * Column groups the innermost statement reads (written = false) or writes
+ * in rel, from the columns its range table entries for rel reference: the
+ * same sets that column privileges are checked on (selectedCols covers every
+ * reference, target list, quals and RETURNING alike; updatedCols the SET
+ * targets, extraUpdatedCols the generated columns they change).  All groups
+ * whenever that is not the whole story: no statement (COPY, maintenance),
+ * no entry for rel, a whole-row or system-column reference, row security
+ * policies (their quals are not in selectedCols), and, for writes, row
+ * triggers (they see and may change whole rows), CHECK constraints and
+ * generated columns (computed from columns not SET), or a changed identity
+ * (a new row key).  A statement that only tests existence reads group 0.
+ */
+static FpsGroupMask
+statement_groups(Relation rel, FpsRelInfo *info, bool written)
+{
+	static uint32 cached_statement[2];
+	static Oid	cached_relid[2];
+	static FpsGroupMask cached_mask[2];
+	FpsGroupMask all = FPS_ALL_GROUPS(info);
+	FpsGroupMask mask = 0;
+	uint32		statement = current_statement();
+	bool		found = false;
+	QueryDesc  *qd;
+	ListCell   *lc;
+
+	if (info->ngroups <= 1)
+		return all;
+	if (statement == 0)
+		return all;
+	if (cached_statement[written] == statement && cached_relid[written] == info->relid)
+		return cached_mask[written];
+	if (written)
+	{
+		TriggerDesc *trig = rel->trigdesc;
+		TupleConstr *constr = RelationGetDescr(rel)->constr;
+
+		if ((trig && (trig->trig_update_before_row || trig->trig_update_after_row)) ||
+			(constr && (constr->num_check > 0 || constr->has_generated_stored)))
+			return all;
+	}
+	else if (rel->rd_rel->relrowsecurity)
+		return all;
+
+	qd = running_queries[nrunning_queries - 1];
+	if (qd->plannedstmt == NULL)
+		return all;
+	foreach(lc, qd->plannedstmt->rtable)
+	{
+		RangeTblEntry *rte = (RangeTblEntry *) lfirst(lc);
+		Bitmapset  *cols;
+		int			x = -1;
+
+		if (rte->rtekind != RTE_RELATION || rte->relid != info->relid)
+			continue;
+		if (written && bms_is_empty(rte->updatedCols))
+			continue;			/* not the UPDATE's target */
+		found = true;
+		cols = written ? bms_union(rte->updatedCols, rte->extraUpdatedCols) :
+			rte->selectedCols;
+		while ((x = bms_next_member(cols, x)) >= 0)
+		{
+			AttrNumber	attno = x + FirstLowInvalidHeapAttributeNumber;
+			int			k;
+
+			if (attno == SelfItemPointerAttributeNumber ||
+				attno == TableOidAttributeNumber)
+				continue;		/* where the version is, not what it says */
+			if (attno <= 0 || attno > info->natts)
+				return all;
+			if (written)
+				for (k = 0; k < info->nkeys; k++)
+					if (info->attnums[k] == attno)
+						return all;
+			mask |= 1 << info->attgroup[attno];
+		}
+	}
+	if (!found)
+		return all;
+	if (mask == 0)
+		mask = 1;
+	cached_statement[written] = statement;
+	cached_relid[written] = info->relid;
+	cached_mask[written] = mask;
+	return mask;
+}
+
+/*
  * May the innermost statement re-evaluate itself on the newest version of
  * a row of rel (EvalPlanQual) instead of failing?  EvalPlanQual recomputes
  * the statement's result for that row from the new version, but with the
@@ -545,14 +666,17 @@ current_statement(void)
  * read, so joins (which give the other relations row marks) are refused.
  * Within one relation, the new version replaces the old in the read set
  * when the old was the transaction's only read of the row
- * (fps_txn_replace_read).  TicToc only: STO decides at read time.
+ * (fps_txn_replace_read), and a column group the concurrent writer did not
+ * write (its wts unchanged) keeps its observation: the new version carries
+ * the same values there.  TicToc only: STO decides at read time.
  */
 static bool
 reevaluation_is_safe(Relation rel, FpsRelInfo *info, TupleTableSlot *newest)
 {
 	QueryDesc  *qd;
 	ListCell   *lc;
-	FpsAccess  *access;
+	fps_u64		key;
+	int			g;
 
 	if (!fps_reevaluate_updates || fps_protocol != FPS_PROTOCOL_TICTOC ||
 		IsolationUsesXactSnapshot() || nrunning_queries == 0)
@@ -569,8 +693,22 @@ reevaluation_is_safe(Relation rel, FpsRelInfo *info, TupleTableSlot *newest)
 			rte->rtekind != RTE_RELATION || rte->relid != RelationGetRelid(rel))
 			return false;
 	}
-	access = fps_txn_lookup(fps_key_from_slot(rel, info, newest));
-	return access == NULL || fps_txn_replace_read(access, current_statement());
+	key = fps_key_from_slot(rel, info, newest);
+	for (g = 0; g < info->ngroups; g++)
+	{
+		FpsAccess  *access = fps_txn_lookup(fps_group_key(key, g));
+		fps_u64		word;
+
+		if (access == NULL || !access->is_read)
+			continue;
+		word = fps_entry_load(access->entry);
+		if (!fps_word_locked(word) &&
+			fps_word_wts(word) == fps_word_wts(access->observed))
+			continue;
+		if (!fps_txn_replace_read(access, current_statement()))
+			return false;
+	}
+	return true;
 }
 
 static bool
@@ -779,7 +917,7 @@ fps_scan_getnextslot(TableScanDesc scan, ScanDirection direction,
 	if (!heap_routine->scan_getnextslot(scan, direction, slot))
 		return false;
 	if (snapshot_is_tracked(scan->rs_snapshot))
-		track_read(scan->rs_rd, slot);
+		track_read(scan->rs_rd, slot, false);
 	return true;
 }
 
@@ -790,7 +928,7 @@ fps_scan_getnextslot_tidrange(TableScanDesc scan, ScanDirection direction,
 	if (!heap_routine->scan_getnextslot_tidrange(scan, direction, slot))
 		return false;
 	if (snapshot_is_tracked(scan->rs_snapshot))
-		track_read(scan->rs_rd, slot);
+		track_read(scan->rs_rd, slot, false);
 	return true;
 }
 
@@ -814,7 +952,7 @@ fps_index_fetch_tuple(struct IndexFetchTableData *scan, ItemPointer tid,
 										 call_again, all_dead))
 		return false;
 	if (snapshot_is_tracked(snapshot))
-		track_read(scan->rel, slot);
+		track_read(scan->rel, slot, snapshot->snapshot_type == SNAPSHOT_DIRTY);
 	return true;
 }
 
@@ -835,7 +973,7 @@ fps_tuple_fetch_row_version(Relation rel, ItemPointer tid, Snapshot snapshot,
 	if (!found)
 		return false;
 	if (snapshot != NULL && IsMVCCSnapshot(snapshot))
-		track_read(rel, slot);
+		track_read(rel, slot, false);
 	return true;
 }
 
@@ -846,7 +984,7 @@ fps_scan_bitmap_next_tuple(TableScanDesc scan, struct TBMIterateResult *tbmres,
 	if (!heap_routine->scan_bitmap_next_tuple(scan, tbmres, slot))
 		return false;
 	if (snapshot_is_tracked(scan->rs_snapshot))
-		track_read(scan->rs_rd, slot);
+		track_read(scan->rs_rd, slot, false);
 	return true;
 }
 
@@ -857,7 +995,7 @@ fps_scan_sample_next_tuple(TableScanDesc scan, struct SampleScanState *scanstate
 	if (!heap_routine->scan_sample_next_tuple(scan, scanstate, slot))
 		return false;
 	if (snapshot_is_tracked(scan->rs_snapshot))
-		track_read(scan->rs_rd, slot);
+		track_read(scan->rs_rd, slot, false);
 	return true;
 }
 
@@ -886,7 +1024,7 @@ fps_tuple_lock(Relation rel, ItemPointer tid, Snapshot snapshot,
 				fps_abort(FPS_ABORT_CONCURRENT_UPDATE, info->relid);
 			fps_atomic_add(&fps_counters->reevaluations, 1);
 		}
-		track_read(rel, slot);
+		track_read(rel, slot, false);
 	}
 	else if (result == TM_Updated || result == TM_Deleted)
 	{
@@ -907,7 +1045,7 @@ fps_tuple_insert(Relation rel, TupleTableSlot *slot, CommandId cid,
 				 int options, struct BulkInsertStateData *bistate)
 {
 	heap_routine->tuple_insert(rel, slot, cid, options, bistate);
-	track_write_slot(rel, slot, true);
+	track_write_slot(rel, slot, true, true);
 }
 
 static void
@@ -918,7 +1056,7 @@ fps_tuple_insert_speculative(Relation rel, TupleTableSlot *slot, CommandId cid,
 	heap_routine->tuple_insert_speculative(rel, slot, cid, options, bistate,
 										   specToken);
 	/* kept in the write set even if the insertion is killed: safe */
-	track_write_slot(rel, slot, true);
+	track_write_slot(rel, slot, true, true);
 }
 
 static void
@@ -929,7 +1067,7 @@ fps_multi_insert(Relation rel, TupleTableSlot **slots, int nslots,
 
 	heap_routine->multi_insert(rel, slots, nslots, cid, options, bistate);
 	for (i = 0; i < nslots; i++)
-		track_write_slot(rel, slots[i], true);
+		track_write_slot(rel, slots[i], true, true);
 }
 
 static TM_Result
@@ -942,7 +1080,7 @@ fps_tuple_delete(Relation rel, ItemPointer tid, CommandId cid,
 													changingPart);
 
 	if (result == TM_Ok)
-		track_write_old_version(rel, tid, true);
+		track_write_old_version(rel, tid, true, true);
 	else if (result == TM_Updated || result == TM_Deleted)
 		concurrent_update_found(rel, result);
 	return result;
@@ -962,9 +1100,9 @@ fps_tuple_update(Relation rel, ItemPointer otid, TupleTableSlot *slot,
 
 	if (result == TM_Ok)
 	{
-		track_write_old_version(rel, &old_tid, *update_indexes);
+		track_write_old_version(rel, &old_tid, *update_indexes, false);
 		/* new index entries (not HOT) can put the row into new predicates */
-		track_write_slot(rel, slot, *update_indexes);
+		track_write_slot(rel, slot, *update_indexes, false);
 	}
 	else if (result == TM_Updated || result == TM_Deleted)
 		concurrent_update_found(rel, result);

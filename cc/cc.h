@@ -38,6 +38,7 @@ extern int	fps_protocol;
 extern int	fps_lock_wait_timeout_ms;
 extern bool fps_prefix_predicates;
 extern bool fps_reevaluate_updates;
+extern bool fps_column_groups_enabled;
 
 /* ---- shared state (fpsketch.c) ---- */
 
@@ -118,7 +119,22 @@ typedef struct FpsRelInfo
 	fps_u64		escalation_key; /* written by every write of the relation */
 	int			nprefix;
 	FpsPrefixIndex prefix[FPS_MAX_PREFIX_INDEXES];
+	int			natts;
+	int			ngroups;		/* column groups, group 0 included */
+	uint8		attgroup[FLEXIBLE_ARRAY_MEMBER];	/* by attnum, [0] unused */
 } FpsRelInfo;
+
+/*
+ * Column groups (fpsketch_set_column_group): each row has one key per
+ * group; group 0 holds the identity and every column not declared in a
+ * group.  A mask has bit g set for group g.
+ */
+#define FPS_MAX_COLUMN_GROUPS 16
+typedef uint16 FpsGroupMask;
+#define FPS_ALL_GROUPS(info) ((FpsGroupMask) ((1U << (info)->ngroups) - 1))
+
+extern fps_u64 fps_group_key(fps_u64 row_key, int group);
+extern Oid	fps_column_group_table(Relation rel);
 
 extern FpsRelInfo *fps_relinfo(Relation rel);
 extern fps_u64 fps_key_from_slot(Relation rel, FpsRelInfo *info, TupleTableSlot *slot);

@@ -24,7 +24,11 @@
 #include "access/genam.h"
 #include "access/htup_details.h"
 #include "access/relation.h"
+#include "access/table.h"
+#include "catalog/namespace.h"
+#include "utils/array.h"
 #include "catalog/pg_am.h"
+#include "catalog/pg_type.h"
 #include "catalog/pg_index.h"
 #include "commands/defrem.h"
 #include "miscadmin.h"
@@ -45,6 +49,25 @@
 #define FPS_SEED_REL_KEY	UINT64_C(0x6670732072656c20)
 #define FPS_SEED_PREFIX_KEY UINT64_C(0x6670732070726520)
 #define FPS_SEED_ESCALATION_KEY UINT64_C(0x6670732065736320)
+#define FPS_SEED_GROUP_KEY	UINT64_C(0x6670732067727020)
+
+/* The key of a row's column group: group 0 is the row key itself. */
+fps_u64
+fps_group_key(fps_u64 row_key, int group)
+{
+	struct
+	{
+		fps_u64		row_key;
+		int32		group;
+	}			buf;
+
+	if (group == 0)
+		return row_key;
+	memset(&buf, 0, sizeof(buf));
+	buf.row_key = row_key;
+	buf.group = group;
+	return XXH3_64bits_withSeed(&buf, sizeof(buf), FPS_SEED_GROUP_KEY);
+}
 
 uint64
 fps_hash_value(TypeCacheEntry *type, Oid collation, Datum value, bool isnull)
@@ -203,6 +226,69 @@ fill_identity(Relation rel, FpsRelInfo *info)
 }
 
 /*
+ * Column groups declared for rel in the extension's fpsketch_column_group
+ * table (which lives in the schema of the access method's handler).  Only
+ * tables with a logical identity have groups: a TID key changes with every
+ * version.  A change takes ACCESS EXCLUSIVE lock and raises the floor (see
+ * fpsketch_column_groups_changed), so backends never disagree on a mapping
+ * while a transaction on the table runs.
+ */
+Oid
+fps_column_group_table(Relation rel)
+{
+	Oid			nsp = get_func_namespace(rel->rd_amhandler);
+
+	return OidIsValid(nsp) ? get_relname_relid("fpsketch_column_group", nsp) : InvalidOid;
+}
+
+static void
+fill_column_groups(Relation rel, FpsRelInfo *info)
+{
+	Oid			cfgoid;
+	Relation	cfg;
+	SysScanDesc scan;
+	ScanKeyData key;
+	HeapTuple	tup;
+
+	if (info->by_tid || !fps_column_groups_enabled)
+		return;
+	cfgoid = fps_column_group_table(rel);
+	if (!OidIsValid(cfgoid))
+		return;
+	cfg = table_open(cfgoid, AccessShareLock);
+	ScanKeyInit(&key, 1, BTEqualStrategyNumber, F_OIDEQ,
+				ObjectIdGetDatum(info->relid));
+	scan = systable_beginscan(cfg, InvalidOid, false, NULL, 1, &key);
+	while (HeapTupleIsValid(tup = systable_getnext(scan)))
+	{
+		bool		isnull;
+		Datum		d = heap_getattr(tup, 4, RelationGetDescr(cfg), &isnull);
+		int			groupno;
+		ArrayType  *arr;
+		int16	   *attnums;
+		int			n;
+		int			i;
+
+		if (isnull)
+			continue;
+		groupno = DatumGetInt16(heap_getattr(tup, 3, RelationGetDescr(cfg), &isnull));
+		if (isnull || groupno < 1 || groupno >= FPS_MAX_COLUMN_GROUPS)
+			continue;
+		arr = DatumGetArrayTypeP(d);
+		if (ARR_HASNULL(arr) || ARR_ELEMTYPE(arr) != INT2OID)
+			continue;
+		attnums = (int16 *) ARR_DATA_PTR(arr);
+		n = ArrayGetNItems(ARR_NDIM(arr), ARR_DIMS(arr));
+		for (i = 0; i < n; i++)
+			if (attnums[i] > 0 && attnums[i] <= info->natts)
+				info->attgroup[attnums[i]] = groupno;
+		info->ngroups = Max(info->ngroups, groupno + 1);
+	}
+	systable_endscan(scan);
+	table_close(cfg, AccessShareLock);
+}
+
+/*
  * The cached metadata for rel.  "tracked" is false for relations whose reads
  * and writes no other session can race with (temporary tables).
  */
@@ -214,7 +300,11 @@ fps_relinfo(Relation rel)
 	if (likely(info != NULL))
 		return info;
 
-	info = MemoryContextAllocZero(CacheMemoryContext, sizeof(FpsRelInfo));
+	info = MemoryContextAllocZero(CacheMemoryContext,
+								  offsetof(FpsRelInfo, attgroup) +
+								  RelationGetNumberOfAttributes(rel) + 1);
+	info->natts = RelationGetNumberOfAttributes(rel);
+	info->ngroups = 1;
 	info->relid = RelationGetRelid(rel);
 	info->tracked = rel->rd_rel->relpersistence != RELPERSISTENCE_TEMP &&
 		rel->rd_rel->relkind == RELKIND_RELATION;
@@ -225,6 +315,7 @@ fps_relinfo(Relation rel)
 	{
 		fill_identity(rel, info);
 		fill_prefix_indexes(rel, info);
+		fill_column_groups(rel, info);
 	}
 
 	/* fill_identity may have triggered a rebuild that reset rd_amcache */

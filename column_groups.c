@@ -1,0 +1,212 @@
+/*-------------------------------------------------------------------------
+ *
+ * column_groups.c
+ *	  fpsketch_set_column_group(): declare which columns of an fpsketch
+ *	  table get timestamps of their own.
+ *
+ * Most conflicts on hot rows are between transactions that touch different
+ * columns (TPC-C's New-Order reads w_tax while Payment adds to w_ytd).  With
+ * column groups each row has one FPSketch key per group, reads record the
+ * groups of the columns a statement references and UPDATEs write the groups
+ * they change (fpsketch_am.c, statement_groups).
+ *
+ * The mapping is kept in the extension's table fpsketch_column_group, written
+ * only here (as the table owner, whatever the privileges on that table).  A
+ * change takes ACCESS EXCLUSIVE lock on the table, so no transaction uses
+ * the table while the mapping changes, invalidates its relcache entry (every
+ * backend reloads the mapping), and raises the FPSketch floor at commit: a
+ * group key that did not exist before starts above every timestamp a row of
+ * the table was ever written with.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "access/heapam.h"
+#include "access/htup_details.h"
+#include "access/table.h"
+#include "access/genam.h"
+#include "catalog/pg_type.h"
+#include "fmgr.h"
+#include "miscadmin.h"
+#include "utils/acl.h"
+#include "utils/array.h"
+#include "utils/builtins.h"
+#include "utils/fmgroids.h"
+#include "utils/inval.h"
+#include "utils/lsyscache.h"
+#include "utils/rel.h"
+
+#include "cc/cc.h"
+#include "fpsketch_am.h"
+
+#define Anum_group_rel		1
+#define Anum_group_name		2
+#define Anum_group_number	3
+#define Anum_group_attnums	4
+
+static bool
+attnum_in(int16 attnum, ArrayType *arr)
+{
+	int16	   *a = (int16 *) ARR_DATA_PTR(arr);
+	int			n = ArrayGetNItems(ARR_NDIM(arr), ARR_DIMS(arr));
+	int			i;
+
+	for (i = 0; i < n; i++)
+		if (a[i] == attnum)
+			return true;
+	return false;
+}
+
+PG_FUNCTION_INFO_V1(fpsketch_set_column_group);
+
+/*
+ * fpsketch_set_column_group(rel regclass, group_name name, columns name[])
+ * creates or replaces the group; NULL or an empty array drops it.
+ */
+Datum
+fpsketch_set_column_group(PG_FUNCTION_ARGS)
+{
+	Oid			relid = PG_GETARG_OID(0);
+	Name		group_name = PG_GETARG_NAME(1);
+	ArrayType  *columns = PG_ARGISNULL(2) ? NULL : PG_GETARG_ARRAYTYPE_P(2);
+	Relation	rel;
+	Relation	cfg;
+	Oid			cfgoid;
+	FpsRelInfo *info;
+	SysScanDesc scan;
+	ScanKeyData key;
+	HeapTuple	tup;
+	bool		used[FPS_MAX_COLUMN_GROUPS] = {false};
+	int			groupno = 0;
+	Datum	   *names = NULL;
+	bool	   *nulls = NULL;
+	int			ncolumns = 0;
+	int16	   *attnums;
+	int			i;
+	int			j;
+
+	rel = table_open(relid, AccessExclusiveLock);
+	if (!fps_is_fpsketch_relation(rel) || rel->rd_rel->relkind != RELKIND_RELATION)
+		ereport(ERROR,
+				(errcode(ERRCODE_WRONG_OBJECT_TYPE),
+				 errmsg("\"%s\" is not an fpsketch table", RelationGetRelationName(rel)),
+				 errhint("Column groups apply to tables created USING fpsketch.")));
+	if (!pg_class_ownercheck(relid, GetUserId()))
+		aclcheck_error(ACLCHECK_NOT_OWNER, OBJECT_TABLE, RelationGetRelationName(rel));
+	if (rel->rd_rel->relpersistence == RELPERSISTENCE_TEMP)
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("temporary table \"%s\" cannot have column groups", RelationGetRelationName(rel)),
+				 errdetail("Temporary tables are not shared, so fpsketch does not track them.")));
+	info = fps_relinfo(rel);
+	if (info->by_tid)
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("fpsketch table \"%s\" has no primary key", RelationGetRelationName(rel)),
+				 errdetail("Column groups need a logical row identity: a primary key or a replica identity index on hashable columns."),
+				 errhint("Add a primary key first.")));
+	cfgoid = fps_column_group_table(rel);
+	if (!OidIsValid(cfgoid))
+		elog(ERROR, "fpsketch: table fpsketch_column_group is missing: reinstall the extension");
+	if (columns != NULL)
+	{
+		if (ARR_NDIM(columns) > 1 || ARR_HASNULL(columns))
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("column list must be a one-dimensional array without nulls")));
+		deconstruct_array(columns, NAMEOID, NAMEDATALEN, false, TYPALIGN_CHAR,
+						  &names, &nulls, &ncolumns);
+	}
+
+	/* the table's groups now: drop the one replaced, note the numbers used */
+	cfg = table_open(cfgoid, RowExclusiveLock);
+	ScanKeyInit(&key, Anum_group_rel, BTEqualStrategyNumber, F_OIDEQ,
+				ObjectIdGetDatum(relid));
+	scan = systable_beginscan(cfg, InvalidOid, false, NULL, 1, &key);
+	attnums = palloc(sizeof(int16) * Max(ncolumns, 1));
+	for (i = 0; i < ncolumns; i++)
+	{
+		char	   *colname = NameStr(*DatumGetName(names[i]));
+		AttrNumber	attnum = get_attnum(relid, colname);
+
+		if (attnum == InvalidAttrNumber)
+			ereport(ERROR,
+					(errcode(ERRCODE_UNDEFINED_COLUMN),
+					 errmsg("column \"%s\" of relation \"%s\" does not exist",
+							colname, RelationGetRelationName(rel))));
+		if (attnum < 0)
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("system column \"%s\" cannot be in a column group", colname)));
+		for (j = 0; j < info->nkeys; j++)
+			if (info->attnums[j] == attnum)
+				ereport(ERROR,
+						(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+						 errmsg("column \"%s\" is part of the row identity of \"%s\"",
+								colname, RelationGetRelationName(rel)),
+						 errdetail("Primary key (or replica identity) columns stay in group 0, with every column not in a declared group.")));
+		for (j = 0; j < i; j++)
+			if (attnums[j] == attnum)
+				ereport(ERROR,
+						(errcode(ERRCODE_DUPLICATE_COLUMN),
+						 errmsg("column \"%s\" is listed twice", colname)));
+		attnums[i] = attnum;
+	}
+	while (HeapTupleIsValid(tup = systable_getnext(scan)))
+	{
+		bool		isnull;
+		Name		name = DatumGetName(heap_getattr(tup, Anum_group_name, RelationGetDescr(cfg), &isnull));
+		int			no = DatumGetInt16(heap_getattr(tup, Anum_group_number, RelationGetDescr(cfg), &isnull));
+		ArrayType  *arr = DatumGetArrayTypeP(heap_getattr(tup, Anum_group_attnums, RelationGetDescr(cfg), &isnull));
+
+		if (namestrcmp(name, NameStr(*group_name)) == 0)
+		{
+			groupno = no;
+			simple_heap_delete(cfg, &tup->t_self);
+			continue;
+		}
+		if (no > 0 && no < FPS_MAX_COLUMN_GROUPS)
+			used[no] = true;
+		for (i = 0; i < ncolumns; i++)
+			if (attnum_in(attnums[i], arr))
+				ereport(ERROR,
+						(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+						 errmsg("column \"%s\" is already in column group \"%s\" of \"%s\"",
+								get_attname(relid, attnums[i], false), NameStr(*name),
+								RelationGetRelationName(rel)),
+						 errhint("Drop it from that group first: fpsketch_set_column_group('%s', '%s', NULL) drops the whole group.",
+								 RelationGetRelationName(rel), NameStr(*name))));
+	}
+	systable_endscan(scan);
+
+	if (ncolumns > 0)
+	{
+		Datum		values[4];
+		bool		isnull[4] = {false, false, false, false};
+		Datum	   *elems = palloc(sizeof(Datum) * ncolumns);
+
+		if (groupno == 0)
+			for (groupno = 1; groupno < FPS_MAX_COLUMN_GROUPS && used[groupno]; groupno++)
+				;
+		if (groupno >= FPS_MAX_COLUMN_GROUPS)
+			ereport(ERROR,
+					(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+					 errmsg("table \"%s\" cannot have more than %d column groups",
+							RelationGetRelationName(rel), FPS_MAX_COLUMN_GROUPS - 1)));
+		for (i = 0; i < ncolumns; i++)
+			elems[i] = Int16GetDatum(attnums[i]);
+		values[0] = ObjectIdGetDatum(relid);
+		values[1] = NameGetDatum(group_name);
+		values[2] = Int16GetDatum(groupno);
+		values[3] = PointerGetDatum(construct_array(elems, ncolumns, INT2OID, 2, true, TYPALIGN_SHORT));
+		simple_heap_insert(cfg, heap_form_tuple(RelationGetDescr(cfg), values, isnull));
+	}
+	table_close(cfg, RowExclusiveLock);
+
+	CommandCounterIncrement();
+	CacheInvalidateRelcache(rel);
+	fps_txn_note_untracked_write();
+	table_close(rel, NoLock);
+	PG_RETURN_VOID();
+}

@@ -1,0 +1,53 @@
+-- Column groups: declaration, errors, the view, and which keys a
+-- statement pins (reads pin the groups of the columns they reference,
+-- UPDATE writes the groups it sets).
+CREATE TABLE cg (id int PRIMARY KEY, tax int, ytd int, cnt int, name text) USING fpsketch;
+INSERT INTO cg VALUES (1, 5, 0, 0, 'one'), (2, 7, 0, 0, 'two');
+SELECT fpsketch_set_column_group('cg', 'ytd', ARRAY['ytd', 'cnt']);
+SELECT relation, group_name, group_number, columns FROM fpsketch_column_groups;
+
+-- errors: each leaves the groups unchanged
+SELECT fpsketch_set_column_group('cg', 'bad', ARRAY['id']);
+SELECT fpsketch_set_column_group('cg', 'bad', ARRAY['nope']);
+SELECT fpsketch_set_column_group('cg', 'bad', ARRAY['ytd']);
+SELECT fpsketch_set_column_group('cg', 'bad', ARRAY['tax', 'tax']);
+SELECT fpsketch_set_column_group('cg', 'bad', ARRAY['xmin']);
+CREATE TABLE cg_nopk (a int, b int) USING fpsketch;
+SELECT fpsketch_set_column_group('cg_nopk', 'x', ARRAY['b']);
+CREATE TABLE cg_heap (a int PRIMARY KEY, b int);
+SELECT fpsketch_set_column_group('cg_heap', 'x', ARRAY['b']);
+CREATE ROLE cg_stranger;
+SET ROLE cg_stranger;
+SELECT fpsketch_set_column_group('cg', 'x', ARRAY['name']);
+RESET ROLE;
+DROP ROLE cg_stranger;
+SELECT relation, group_name, columns FROM fpsketch_column_groups;
+
+-- keys pinned inside a transaction (row keys; the unique index's
+-- equality-prefix key adds one per lookup)
+SET enable_seqscan = off;
+SET enable_bitmapscan = off;
+BEGIN;
+SELECT tax FROM cg WHERE id = 1;
+SELECT pinned AS "group 0 + prefix" FROM fpsketch_stats;
+SELECT ytd FROM cg WHERE id = 1;
+SELECT pinned AS "+ group ytd" FROM fpsketch_stats;
+COMMIT;
+BEGIN;
+SELECT * FROM cg WHERE id = 2;
+SELECT pinned AS "whole row: both groups + prefix" FROM fpsketch_stats;
+COMMIT;
+BEGIN;
+SELECT count(*) FROM cg WHERE id = 2;
+SELECT pinned AS "existence: group 0 + prefix" FROM fpsketch_stats;
+COMMIT;
+
+-- replace, then drop a group; dropping the table forgets its groups
+SELECT fpsketch_set_column_group('cg', 'ytd', ARRAY['ytd']);
+SELECT relation, group_name, group_number, columns FROM fpsketch_column_groups;
+SELECT fpsketch_set_column_group('cg', 'ytd', NULL);
+SELECT count(*) AS groups_left FROM fpsketch_column_groups;
+SELECT fpsketch_set_column_group('cg', 'ytd', ARRAY['ytd']);
+DROP TABLE cg;
+SELECT count(*) AS rows_of_dropped_tables FROM fpsketch_column_group;
+DROP TABLE cg_nopk, cg_heap;
