@@ -48,6 +48,7 @@
 #include "storage/bufmgr.h"
 #include "storage/lmgr.h"
 #include "storage/procarray.h"
+#include "utils/datum.h"
 #include "utils/memutils.h"
 #include "utils/rel.h"
 #include "utils/snapmgr.h"
@@ -60,6 +61,8 @@ static const TableAmRoutine *heap_routine;
 
 static void write_predicate_keys_of_row(FpsRelInfo *info, TupleTableSlot *slot);
 static void write_predicate_key(FpsRelInfo *info, fps_u64 key);
+static void write_moved_predicate_keys(Relation rel, FpsRelInfo *info,
+									   TupleTableSlot *old, TupleTableSlot *new);
 struct FpsIndexFetch;
 static void release_fresh_snapshot(struct FpsIndexFetch *f);
 static uint32 current_statement(void);
@@ -280,12 +283,9 @@ storage_is_new_in_xact(Relation rel)
 		rel->rd_firstRelfilenodeSubid != InvalidSubTransactionId;
 }
 
-/*
- * The row in slot was written (the column groups in groups); new_row: it is
- * also new to every predicate.
- */
+/* The row in slot was inserted: all its groups, and every predicate. */
 static void
-track_write_slot(Relation rel, TupleTableSlot *slot, bool new_row, bool all_groups)
+track_write_slot(Relation rel, TupleTableSlot *slot)
 {
 	FpsRelInfo *info;
 
@@ -296,22 +296,18 @@ track_write_slot(Relation rel, TupleTableSlot *slot, bool new_row, bool all_grou
 		fps_txn_note_untracked_write();
 		return;
 	}
-	write_row_groups(info, fps_key_from_slot(rel, info, slot),
-					 all_groups ? FPS_ALL_GROUPS(info) : statement_groups(rel, info, true));
+	write_row_groups(info, fps_key_from_slot(rel, info, slot), FPS_ALL_GROUPS(info));
 	write_predicate_key(info, info->escalation_key);
-	if (new_row)
-		write_predicate_keys_of_row(info, slot);
+	write_predicate_keys_of_row(info, slot);
 }
 
 /*
- * The version at tid was just updated or deleted by this transaction.
- * leaves_predicates: the row leaves the equality predicates of its old index
- * keys (a delete, or an update that is not HOT), so a scan that found it
- * there, or finds it missing, conflicts through those keys.
+ * The version at tid was just deleted by this transaction: the row leaves
+ * the equality predicates of its index keys, so a scan that found it there,
+ * or finds it missing, conflicts through those keys.
  */
 static void
-track_write_old_version(Relation rel, ItemPointer tid, bool leaves_predicates,
-						bool all_groups)
+track_write_delete(Relation rel, ItemPointer tid)
 {
 	FpsRelInfo *info;
 	TupleTableSlot *old = NULL;
@@ -324,7 +320,7 @@ track_write_old_version(Relation rel, ItemPointer tid, bool leaves_predicates,
 		fps_txn_note_untracked_write();
 		return;
 	}
-	if (!info->by_tid || (leaves_predicates && info->nprefix > 0))
+	if (!info->by_tid || info->nprefix > 0)
 	{
 		old = MakeSingleTupleTableSlot(RelationGetDescr(rel), &TTSOpsBufferHeapTuple);
 		if (!heap_routine->tuple_fetch_row_version(rel, tid, SnapshotAny, old))
@@ -332,15 +328,57 @@ track_write_old_version(Relation rel, ItemPointer tid, bool leaves_predicates,
 				 RelationGetRelationName(rel));
 	}
 	key = info->by_tid ? fps_key_from_tid(rel, tid) : fps_key_from_slot(rel, info, old);
-	write_row_groups(info, key,
-					 all_groups ? FPS_ALL_GROUPS(info) : statement_groups(rel, info, true));
+	write_row_groups(info, key, FPS_ALL_GROUPS(info));
 
 	/* escalated readers of the relation see every write through this key */
 	write_predicate_key(info, info->escalation_key);
-	if (leaves_predicates && old != NULL)
+	if (old != NULL)
 		write_predicate_keys_of_row(info, old);
-	else if (leaves_predicates)
+	else
 		write_predicate_key(info, info->relation_key);	/* no prefix indexes */
+	if (old != NULL)
+		ExecDropSingleTupleTableSlot(old);
+}
+
+/*
+ * This transaction updated the version at old_tid to the one in slot,
+ * changing the column groups the statement sets; update_indexes: not HOT.
+ */
+static void
+track_write_update(Relation rel, ItemPointer old_tid, TupleTableSlot *slot,
+				   bool update_indexes)
+{
+	FpsRelInfo *info;
+	TupleTableSlot *old = NULL;
+	FpsGroupMask groups;
+	fps_u64		old_key;
+	fps_u64		new_key;
+
+	if (!fps_tracking_active(rel, &info))
+		return;
+	if (storage_is_new_in_xact(rel))
+	{
+		fps_txn_note_untracked_write();
+		return;
+	}
+	if (!info->by_tid || update_indexes)
+	{
+		old = MakeSingleTupleTableSlot(RelationGetDescr(rel), &TTSOpsBufferHeapTuple);
+		if (!heap_routine->tuple_fetch_row_version(rel, old_tid, SnapshotAny, old))
+			elog(ERROR, "fpsketch: could not refetch the old version of a row of \"%s\"",
+				 RelationGetRelationName(rel));
+	}
+	groups = statement_groups(rel, info, true);
+	old_key = info->by_tid ? fps_key_from_tid(rel, old_tid) : fps_key_from_slot(rel, info, old);
+	new_key = fps_key_from_slot(rel, info, slot);
+	write_row_groups(info, old_key, groups);
+	if (new_key != old_key)
+		write_row_groups(info, new_key, groups);
+
+	/* escalated readers of the relation see every write through this key */
+	write_predicate_key(info, info->escalation_key);
+	if (update_indexes)
+		write_moved_predicate_keys(rel, info, old, slot);
 	if (old != NULL)
 		ExecDropSingleTupleTableSlot(old);
 }
@@ -446,29 +484,77 @@ write_predicate_key(FpsRelInfo *info, fps_u64 key)
  * matches it.
  */
 static void
+write_prefix_keys_of_row(FpsRelInfo *info, FpsPrefixIndex *pi, TupleTableSlot *slot)
+{
+	uint64		hashes[INDEX_MAX_KEYS];
+	int			p;
+
+	for (p = 0; p < pi->nkeys; p++)
+	{
+		bool		isnull;
+		Datum		value = slot_getattr(slot, pi->attnums[p], &isnull);
+
+		if (isnull)
+			break;
+		hashes[p] = fps_hash_value(pi->types[p], pi->collations[p], value, false);
+		if (!pi->is_hash || p + 1 == pi->nkeys)
+			write_predicate_key(info, fps_prefix_key(pi, p + 1, hashes));
+	}
+}
+
+static void
 write_predicate_keys_of_row(FpsRelInfo *info, TupleTableSlot *slot)
 {
 	int			i;
 
 	write_predicate_key(info, info->relation_key);
 	for (i = 0; i < info->nprefix; i++)
+		write_prefix_keys_of_row(info, &info->prefix[i], slot);
+}
+
+/*
+ * The predicates an UPDATE that was not HOT moves its row between: the
+ * equality prefixes, old and new, of every eligible index whose columns
+ * changed, and the relation's key if one did (scans without an equality
+ * prefix read it) or if an index whose scans always read that key
+ * (expressions, partial indexes, ...) exists.  An index whose columns kept
+ * their values keeps the row in the same predicates: a scan that found the
+ * row there conflicts through the row key, one that did not would still not
+ * find it.  Values that are equal but not binary equal count as changed.
+ */
+static void
+write_moved_predicate_keys(Relation rel, FpsRelInfo *info,
+						   TupleTableSlot *old, TupleTableSlot *new)
+{
+	bool		moved = info->has_coarse_indexes;
+	int			i;
+
+	for (i = 0; i < info->nprefix; i++)
 	{
 		FpsPrefixIndex *pi = &info->prefix[i];
-		uint64		hashes[INDEX_MAX_KEYS];
 		int			p;
 
 		for (p = 0; p < pi->nkeys; p++)
 		{
-			bool		isnull;
-			Datum		value = slot_getattr(slot, pi->attnums[p], &isnull);
+			Form_pg_attribute att = TupleDescAttr(RelationGetDescr(rel), pi->attnums[p] - 1);
+			bool		oldnull;
+			bool		newnull;
+			Datum		oldval = slot_getattr(old, pi->attnums[p], &oldnull);
+			Datum		newval = slot_getattr(new, pi->attnums[p], &newnull);
 
-			if (isnull)
+			if (oldnull != newnull ||
+				(!oldnull && !datum_image_eq(oldval, newval, att->attbyval, att->attlen)))
 				break;
-			hashes[p] = fps_hash_value(pi->types[p], pi->collations[p], value, false);
-			if (!pi->is_hash || p + 1 == pi->nkeys)
-				write_predicate_key(info, fps_prefix_key(pi, p + 1, hashes));
+		}
+		if (p < pi->nkeys)
+		{
+			write_prefix_keys_of_row(info, pi, old);
+			write_prefix_keys_of_row(info, pi, new);
+			moved = true;
 		}
 	}
+	if (moved)
+		write_predicate_key(info, info->relation_key);
 }
 
 /*
@@ -1045,7 +1131,7 @@ fps_tuple_insert(Relation rel, TupleTableSlot *slot, CommandId cid,
 				 int options, struct BulkInsertStateData *bistate)
 {
 	heap_routine->tuple_insert(rel, slot, cid, options, bistate);
-	track_write_slot(rel, slot, true, true);
+	track_write_slot(rel, slot);
 }
 
 static void
@@ -1056,7 +1142,7 @@ fps_tuple_insert_speculative(Relation rel, TupleTableSlot *slot, CommandId cid,
 	heap_routine->tuple_insert_speculative(rel, slot, cid, options, bistate,
 										   specToken);
 	/* kept in the write set even if the insertion is killed: safe */
-	track_write_slot(rel, slot, true, true);
+	track_write_slot(rel, slot);
 }
 
 static void
@@ -1067,7 +1153,7 @@ fps_multi_insert(Relation rel, TupleTableSlot **slots, int nslots,
 
 	heap_routine->multi_insert(rel, slots, nslots, cid, options, bistate);
 	for (i = 0; i < nslots; i++)
-		track_write_slot(rel, slots[i], true, true);
+		track_write_slot(rel, slots[i]);
 }
 
 static TM_Result
@@ -1080,7 +1166,7 @@ fps_tuple_delete(Relation rel, ItemPointer tid, CommandId cid,
 													changingPart);
 
 	if (result == TM_Ok)
-		track_write_old_version(rel, tid, true, true);
+		track_write_delete(rel, tid);
 	else if (result == TM_Updated || result == TM_Deleted)
 		concurrent_update_found(rel, result);
 	return result;
@@ -1100,9 +1186,7 @@ fps_tuple_update(Relation rel, ItemPointer otid, TupleTableSlot *slot,
 
 	if (result == TM_Ok)
 	{
-		track_write_old_version(rel, &old_tid, *update_indexes, false);
-		/* new index entries (not HOT) can put the row into new predicates */
-		track_write_slot(rel, slot, *update_indexes, false);
+		track_write_update(rel, &old_tid, slot, *update_indexes);
 	}
 	else if (result == TM_Updated || result == TM_Deleted)
 		concurrent_update_found(rel, result);

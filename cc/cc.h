@@ -119,6 +119,7 @@ typedef struct FpsRelInfo
 	fps_u64		escalation_key; /* written by every write of the relation */
 	int			nprefix;
 	FpsPrefixIndex prefix[FPS_MAX_PREFIX_INDEXES];
+	bool		has_coarse_indexes;	/* indexes whose scans read relation_key */
 	int			natts;
 	int			ngroups;		/* column groups, group 0 included */
 	uint8		attgroup[FLEXIBLE_ARRAY_MEMBER];	/* by attnum, [0] unused */

@@ -97,7 +97,10 @@ fill_prefix_indexes(Relation rel, FpsRelInfo *info)
 		int			i;
 
 		if (info->nprefix >= FPS_MAX_PREFIX_INDEXES)
+		{
+			info->has_coarse_indexes = true;
 			break;
+		}
 		indexrel = index_open(lfirst_oid(lc), AccessShareLock);
 		pi = &info->prefix[info->nprefix];
 		memset(pi, 0, sizeof(*pi));
@@ -133,6 +136,8 @@ fill_prefix_indexes(Relation rel, FpsRelInfo *info)
 		index_close(indexrel, AccessShareLock);
 		if (eligible)
 			info->nprefix++;
+		else
+			info->has_coarse_indexes = true;
 	}
 	list_free(indexes);
 }
