@@ -24,6 +24,8 @@
 #include "funcapi.h"
 #include "miscadmin.h"
 #include "nodes/parsenodes.h"
+#include "optimizer/pathnode.h"
+#include "optimizer/cost.h"
 #include "optimizer/paths.h"
 #include "optimizer/plancat.h"
 #include "storage/ipc.h"
@@ -47,6 +49,7 @@ int			fps_lock_wait_timeout_ms = 10000;
 bool		fps_prefix_predicates = true;
 bool		fps_reevaluate_updates = true;
 bool		fps_column_groups_enabled = true;
+bool		fps_prefer_index_scans = true;
 int			fps_escalation_threshold = 1000;
 static int	fps_variant = FPS_VARIANT_FOCUS_SKETCH;
 static int	fps_sketch_size_kb = 32;
@@ -194,6 +197,58 @@ relid_is_fpsketch(Oid relid)
  * Parallel workers would read outside the leader's read set: no partial
  * paths and no parallel-safe paths over fpsketch relations.
  */
+/*
+ * A path that reads only rows its restriction clauses select, of a kind the
+ * user has not disabled (enable_indexscan, enable_bitmapscan).
+ */
+static bool
+is_restricting_path(Path *path)
+{
+	if (path->param_info != NULL)
+		return false;			/* usable only inside a particular join */
+	if (IsA(path, IndexPath))
+		return enable_indexscan && ((IndexPath *) path)->indexclauses != NIL;
+	return enable_bitmapscan && IsA(path, BitmapHeapPath);
+}
+
+/*
+ * A sequential scan reads every row of an fpsketch table, and so conflicts
+ * with every write to it, however few rows pass its filter; an index scan
+ * reads only the rows (and the equality prefix) it selects.  On small hot
+ * tables (TPC-C's district: one page) the cost model picks the sequential
+ * scan, and add_path has already thrown the index paths away as dominated.
+ * So: drop the sequential scans, rebuild the index paths, and keep them if
+ * one of them restricts; otherwise put the sequential scans back.
+ */
+static void
+prefer_index_scans(PlannerInfo *root, RelOptInfo *rel)
+{
+	List	   *seqscans = NIL;
+	List	   *others = NIL;
+	ListCell   *lc;
+
+	if (rel->baserestrictinfo == NIL || rel->indexlist == NIL)
+		return;
+	foreach(lc, rel->pathlist)
+	{
+		Path	   *path = (Path *) lfirst(lc);
+
+		if (path->pathtype == T_SeqScan)
+			seqscans = lappend(seqscans, path);
+		else
+			others = lappend(others, path);
+	}
+	if (seqscans == NIL)
+		return;
+	rel->pathlist = others;
+	create_index_paths(root, rel);
+	foreach(lc, rel->pathlist)
+		if (is_restricting_path((Path *) lfirst(lc)))
+			return;
+	foreach(lc, seqscans)
+		add_path(rel, (Path *) lfirst(lc));
+}
+
 static void
 fps_set_rel_pathlist(PlannerInfo *root, RelOptInfo *rel, Index rti,
 					 RangeTblEntry *rte)
@@ -208,6 +263,8 @@ fps_set_rel_pathlist(PlannerInfo *root, RelOptInfo *rel, Index rti,
 
 		rel->partial_pathlist = NIL;
 		rel->consider_parallel = false;
+		if (fps_prefer_index_scans)
+			prefer_index_scans(root, rel);
 		foreach(lc, rel->pathlist)
 			((Path *) lfirst(lc))->parallel_safe = false;
 	}
@@ -461,6 +518,11 @@ _PG_init(void)
 							 "Off gives every row a single key (for comparison); the mapping must be the same in every backend, so it is fixed at server start.",
 							 &fps_column_groups_enabled, true,
 							 PGC_POSTMASTER, 0, NULL, NULL, NULL);
+	DefineCustomBoolVariable("fpsketch.prefer_index_scans",
+							 "Plan index scans instead of sequential scans of fpsketch tables whenever an index restricts the rows read.",
+							 "A sequential scan reads, and so conflicts with writes to, every row of the table, however few rows pass its filter.",
+							 &fps_prefer_index_scans, true,
+							 PGC_USERSET, 0, NULL, NULL, NULL);
 	DefineCustomBoolVariable("fpsketch.reevaluate_updates",
 							 "Let READ COMMITTED statements re-evaluate a row updated concurrently (EvalPlanQual) when that is serializable.",
 							 "Allowed when the statement's own scan was the transaction's only read of the row and the statement joins no other relation; otherwise, or when off, such a statement fails with 40001.",

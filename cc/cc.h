@@ -39,6 +39,7 @@ extern int	fps_lock_wait_timeout_ms;
 extern bool fps_prefix_predicates;
 extern bool fps_reevaluate_updates;
 extern bool fps_column_groups_enabled;
+extern bool fps_prefer_index_scans;
 
 /* ---- shared state (fpsketch.c) ---- */
 

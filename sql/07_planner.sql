@@ -92,3 +92,22 @@ RESET enable_bitmapscan;
 DROP TABLE pl_fps, pl_heap, pl_part;
 DROP FUNCTION pl_get(int);
 SELECT pinned FROM fpsketch_stats;
+
+-- A sequential scan would read every row of a small hot table (and conflict
+-- with every write to it): with an index that restricts the rows, fpsketch
+-- plans the index scan even where the cost model prefers the sequential one
+-- (heap, and fpsketch with fpsketch.prefer_index_scans = off).
+CREATE TABLE pl_hot_heap (w int, id int, next int, pad text, PRIMARY KEY (w, id));
+CREATE TABLE pl_hot (w int, id int, next int, pad text, PRIMARY KEY (w, id)) USING fpsketch;
+INSERT INTO pl_hot_heap SELECT 1, g, 0, 'x' FROM generate_series(1, 10) g;
+INSERT INTO pl_hot SELECT * FROM pl_hot_heap;
+ANALYZE pl_hot_heap, pl_hot;
+EXPLAIN (COSTS OFF) SELECT next FROM pl_hot_heap WHERE w = 1 AND id = 3 FOR UPDATE;
+EXPLAIN (COSTS OFF) SELECT next FROM pl_hot WHERE w = 1 AND id = 3 FOR UPDATE;
+EXPLAIN (COSTS OFF) UPDATE pl_hot SET next = next + 1 WHERE w = 1 AND id = 3;
+-- no index restricts pad: the sequential scan stays
+EXPLAIN (COSTS OFF) SELECT next FROM pl_hot WHERE pad = 'x';
+SET fpsketch.prefer_index_scans = off;
+EXPLAIN (COSTS OFF) SELECT next FROM pl_hot WHERE w = 1 AND id = 3 FOR UPDATE;
+RESET fpsketch.prefer_index_scans;
+DROP TABLE pl_hot_heap, pl_hot;
