@@ -51,6 +51,7 @@ CREATE FUNCTION fpsketch_stats(
     OUT aborts_sto_read_too_late bigint,
     OUT aborts_sto_write_too_late bigint,
     OUT aborts_sto_waited_for_writer bigint,
+    OUT aborts_wait_die bigint,
     OUT lock_waits bigint,
     OUT floor_raises bigint,
     OUT phantom_relation_reads bigint,
@@ -59,7 +60,8 @@ CREATE FUNCTION fpsketch_stats(
     OUT snapshot_refreshes bigint,
     OUT escalations bigint,
     OUT sto_writer_waits bigint,
-    OUT reevaluations bigint)
+    OUT reevaluations bigint,
+    OUT row_lock_waits bigint)
 RETURNS record
 AS 'MODULE_PATHNAME' LANGUAGE C STRICT VOLATILE;
 

@@ -50,6 +50,8 @@ bool		fps_prefix_predicates = true;
 bool		fps_reevaluate_updates = true;
 bool		fps_column_groups_enabled = true;
 bool		fps_prefer_index_scans = true;
+int			fps_wait_policy = FPS_WAIT_BLOCK;
+int			fps_wait_die_timeout_ms = 50;
 int			fps_escalation_threshold = 1000;
 static int	fps_variant = FPS_VARIANT_FOCUS_SKETCH;
 static int	fps_sketch_size_kb = 32;
@@ -60,6 +62,12 @@ static const struct config_enum_entry protocol_options[] = {
 	{"tictoc", FPS_PROTOCOL_TICTOC, false},
 	{"sto", FPS_PROTOCOL_STO, false},
 	{"off", FPS_PROTOCOL_OFF, false},
+	{NULL, 0, false}
+};
+
+static const struct config_enum_entry wait_policy_options[] = {
+	{"wait_die", FPS_WAIT_DIE, false},
+	{"block", FPS_WAIT_BLOCK, false},
 	{NULL, 0, false}
 };
 
@@ -518,6 +526,16 @@ _PG_init(void)
 							 "Off gives every row a single key (for comparison); the mapping must be the same in every backend, so it is fixed at server start.",
 							 &fps_column_groups_enabled, true,
 							 PGC_POSTMASTER, 0, NULL, NULL, NULL);
+	DefineCustomEnumVariable("fpsketch.wait_policy",
+							 "How a transaction waits for a row locked by another writer of an fpsketch table.",
+							 "wait_die: an older transaction (smaller transaction ID) waits for a younger one as long as it takes, a younger one for an older one at most fpsketch.wait_die_timeout, so deadlocks end within that time; block: wait like heap, deadlocks are found after deadlock_timeout.",
+							 &fps_wait_policy, FPS_WAIT_BLOCK, wait_policy_options,
+							 PGC_USERSET, 0, NULL, NULL, NULL);
+	DefineCustomIntVariable("fpsketch.wait_die_timeout",
+							"Longest wait of a younger transaction for a row lock held by an older one under wait_die.",
+							"Then it fails with 40001; 0 makes it fail at once.  Every deadlock among fpsketch writers ends within this time.",
+							&fps_wait_die_timeout_ms, 50, 0, INT_MAX,
+							PGC_USERSET, GUC_UNIT_MS, NULL, NULL, NULL);
 	DefineCustomBoolVariable("fpsketch.prefer_index_scans",
 							 "Plan index scans instead of sequential scans of fpsketch tables whenever an index restricts the rows read.",
 							 "A sequential scan reads, and so conflicts with writes to, every row of the table, however few rows pass its filter.",
@@ -630,6 +648,7 @@ fpsketch_stats(PG_FUNCTION_ARGS)
 	values[i++] = Int64GetDatum(fps_atomic_load(&fps_counters->escalations));
 	values[i++] = Int64GetDatum(fps_atomic_load(&fps_counters->sto_writer_waits));
 	values[i++] = Int64GetDatum(fps_atomic_load(&fps_counters->reevaluations));
+	values[i++] = Int64GetDatum(fps_atomic_load(&fps_counters->row_lock_waits));
 	if (i != tupdesc->natts)
 		elog(ERROR, "fpsketch_stats() returns %d columns, its SQL definition %d: reinstall the extension",
 			 i, tupdesc->natts);
@@ -659,5 +678,6 @@ fpsketch_stats_reset(PG_FUNCTION_ARGS)
 	fps_atomic_store(&fps_counters->escalations, 0);
 	fps_atomic_store(&fps_counters->sto_writer_waits, 0);
 	fps_atomic_store(&fps_counters->reevaluations, 0);
+	fps_atomic_store(&fps_counters->row_lock_waits, 0);
 	PG_RETURN_VOID();
 }

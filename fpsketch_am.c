@@ -30,6 +30,7 @@
 #include "access/heapam.h"
 #include "access/htup_details.h"
 #include "access/multixact.h"
+#include "access/subtrans.h"
 #include "access/tableam.h"
 #include "access/nbtree.h"
 #include "access/hash.h"
@@ -52,6 +53,8 @@
 #include "utils/memutils.h"
 #include "utils/rel.h"
 #include "utils/snapmgr.h"
+#include "utils/timestamp.h"
+#include "miscadmin.h"
 
 #include "cc/cc.h"
 #include "fpsketch_am.h"
@@ -1085,6 +1088,125 @@ fps_scan_sample_next_tuple(TableScanDesc scan, struct SampleScanState *scanstate
 	return true;
 }
 
+/* ---- waits for row locks (wait-die) ---- */
+
+/*
+ * May this transaction wait for holder, the transaction holding a row lock
+ * it needs, for as long as it takes?  Under fpsketch.wait_policy = wait_die
+ * only if it is older (its top-level transaction ID precedes the holder's).
+ * A younger one waits at most fpsketch.wait_die_timeout and then fails
+ * (40001).  A cycle of waits must contain a younger-for-older wait, so every
+ * deadlock among fpsketch writers dissolves within wait_die_timeout instead
+ * of deadlock_timeout, while the usual short waits behind a hot row's
+ * holder still end in re-evaluation rather than an abort.
+ */
+static bool
+may_wait_for(TransactionId holder)
+{
+	TransactionId me = GetTopTransactionIdIfAny();
+
+	if (!TransactionIdIsValid(me))
+		return true;
+	holder = SubTransGetTopmostTransaction(holder);
+	return TransactionIdPrecedes(me, holder);
+}
+
+/*
+ * Wait up to fpsketch.wait_die_timeout for holder to end, polling the lock
+ * manager (it has no timed wait); true if it ended.
+ */
+static bool
+wait_briefly_for(TransactionId holder)
+{
+	TimestampTz start = GetCurrentTimestamp();
+	long		sleep_us = 20;
+
+	for (;;)
+	{
+		if (ConditionalXactLockTableWait(holder))
+			return true;
+		if (TimestampDifferenceExceeds(start, GetCurrentTimestamp(), fps_wait_die_timeout_ms))
+			return false;
+		CHECK_FOR_INTERRUPTS();
+		pg_usleep(sleep_us);
+		sleep_us = Min(sleep_us * 2, 1000);
+	}
+}
+
+typedef enum RowLockAttempt
+{
+	ROW_UPDATE,
+	ROW_DELETE,
+	ROW_LOCK
+} RowLockAttempt;
+
+/*
+ * After a no-wait attempt found the row locked by holder: wait for it
+ * (true), or let the caller make the blocking call heap would have made
+ * (false: the holder is not a plain in-progress transaction, e.g. a
+ * MultiXact of lockers, or it is still there after we waited for it once).
+ * Dies with 40001 if the holder is older.
+ */
+static bool
+wait_for_row_lock_holder(Relation rel, ItemPointer tid, TransactionId holder,
+						 TransactionId *last_holder, RowLockAttempt what)
+{
+	if (!TransactionIdIsNormal(holder) || holder == *last_holder ||
+		TransactionIdIsCurrentTransactionId(holder) ||
+		!TransactionIdIsInProgress(holder))
+		return false;
+	fps_atomic_add(&fps_counters->row_lock_waits, 1);
+	if (may_wait_for(holder))
+		XactLockTableWait(holder, rel, tid,
+						  what == ROW_UPDATE ? XLTW_Update :
+						  what == ROW_DELETE ? XLTW_Delete : XLTW_Lock);
+	else if (!wait_briefly_for(holder))
+		fps_abort(FPS_ABORT_WAIT_DIE, RelationGetRelid(rel));
+	*last_holder = holder;
+	return true;
+}
+
+/*
+ * The transaction whose update, delete, or share or exclusive lock of the
+ * version at tid an UPDATE or DELETE must wait for; InvalidTransactionId
+ * when there is none, or when heap must judge the conflict itself (a
+ * MultiXact, a key-share lock, which a non-key update need not wait for,
+ * or this transaction's own lock, e.g. from re-evaluation).  heap_update
+ * and heap_delete without waiting report any locker at all.
+ */
+static TransactionId
+conflicting_row_locker(Relation rel, ItemPointer tid)
+{
+	Buffer		buf = ReadBuffer(rel, ItemPointerGetBlockNumber(tid));
+	Page		page;
+	ItemId		lp;
+	TransactionId xid = InvalidTransactionId;
+
+	LockBuffer(buf, BUFFER_LOCK_SHARE);
+	page = BufferGetPage(buf);
+	lp = PageGetItemId(page, ItemPointerGetOffsetNumber(tid));
+	if (ItemIdIsNormal(lp))
+	{
+		HeapTupleHeader htup = (HeapTupleHeader) PageGetItem(page, lp);
+		uint16		infomask = htup->t_infomask;
+
+		if (!(infomask & HEAP_XMAX_INVALID) && !(infomask & HEAP_XMAX_IS_MULTI) &&
+			!(HEAP_XMAX_IS_LOCKED_ONLY(infomask) && HEAP_XMAX_IS_KEYSHR_LOCKED(infomask)))
+			xid = HeapTupleHeaderGetRawXmax(htup);
+	}
+	UnlockReleaseBuffer(buf);
+	return xid;
+}
+
+/* Should waits for rel's row locks follow wait-die? */
+static bool
+wait_die_applies(Relation rel)
+{
+	FpsRelInfo *info;
+
+	return fps_wait_policy == FPS_WAIT_DIE && fps_tracking_active(rel, &info);
+}
+
 /*
  * Locking a row reads its latest version (ON CONFLICT DO UPDATE, FOR UPDATE).
  * Under READ COMMITTED, heap follows the update chain to a newer version
@@ -1096,8 +1218,29 @@ fps_tuple_lock(Relation rel, ItemPointer tid, Snapshot snapshot,
 			   TupleTableSlot *slot, CommandId cid, LockTupleMode mode,
 			   LockWaitPolicy wait_policy, uint8 flags, TM_FailureData *tmfd)
 {
-	TM_Result	result = heap_routine->tuple_lock(rel, tid, snapshot, slot, cid,
-												  mode, wait_policy, flags, tmfd);
+	TM_Result	result;
+
+	if (wait_policy == LockWaitBlock && wait_die_applies(rel))
+	{
+		TransactionId last_holder = InvalidTransactionId;
+
+		for (;;)
+		{
+			result = heap_routine->tuple_lock(rel, tid, snapshot, slot, cid, mode,
+											  LockWaitSkip, flags, tmfd);
+			if (result != TM_WouldBlock)
+				break;
+			if (!wait_for_row_lock_holder(rel, tid, tmfd->xmax, &last_holder, ROW_LOCK))
+			{
+				result = heap_routine->tuple_lock(rel, tid, snapshot, slot, cid, mode,
+												  LockWaitBlock, flags, tmfd);
+				break;
+			}
+		}
+	}
+	else
+		result = heap_routine->tuple_lock(rel, tid, snapshot, slot, cid, mode,
+										  wait_policy, flags, tmfd);
 
 	if (result == TM_Ok)
 	{
@@ -1161,9 +1304,30 @@ fps_tuple_delete(Relation rel, ItemPointer tid, CommandId cid,
 				 Snapshot snapshot, Snapshot crosscheck, bool wait,
 				 TM_FailureData *tmfd, bool changingPart)
 {
-	TM_Result	result = heap_routine->tuple_delete(rel, tid, cid, snapshot,
-													crosscheck, wait, tmfd,
-													changingPart);
+	TM_Result	result;
+
+	if (wait && wait_die_applies(rel))
+	{
+		TransactionId last_holder = InvalidTransactionId;
+
+		for (;;)
+		{
+			result = heap_routine->tuple_delete(rel, tid, cid, snapshot, crosscheck,
+												false, tmfd, changingPart);
+			if (result != TM_BeingModified)
+				break;
+			if (!wait_for_row_lock_holder(rel, tid, conflicting_row_locker(rel, tid),
+										  &last_holder, ROW_DELETE))
+			{
+				result = heap_routine->tuple_delete(rel, tid, cid, snapshot, crosscheck,
+													true, tmfd, changingPart);
+				break;
+			}
+		}
+	}
+	else
+		result = heap_routine->tuple_delete(rel, tid, cid, snapshot, crosscheck,
+											wait, tmfd, changingPart);
 
 	if (result == TM_Ok)
 		track_write_delete(rel, tid);
@@ -1179,10 +1343,33 @@ fps_tuple_update(Relation rel, ItemPointer otid, TupleTableSlot *slot,
 				 bool *update_indexes)
 {
 	ItemPointerData old_tid = *otid;
-	TM_Result	result = heap_routine->tuple_update(rel, otid, slot, cid,
-													snapshot, crosscheck, wait,
-													tmfd, lockmode,
+	TM_Result	result;
+
+	if (wait && wait_die_applies(rel))
+	{
+		TransactionId last_holder = InvalidTransactionId;
+
+		for (;;)
+		{
+			result = heap_routine->tuple_update(rel, otid, slot, cid, snapshot,
+												crosscheck, false, tmfd, lockmode,
+												update_indexes);
+			if (result != TM_BeingModified)
+				break;
+			if (!wait_for_row_lock_holder(rel, otid, conflicting_row_locker(rel, otid),
+										  &last_holder, ROW_UPDATE))
+			{
+				result = heap_routine->tuple_update(rel, otid, slot, cid, snapshot,
+													crosscheck, true, tmfd, lockmode,
 													update_indexes);
+				break;
+			}
+		}
+	}
+	else
+		result = heap_routine->tuple_update(rel, otid, slot, cid, snapshot,
+											crosscheck, wait, tmfd, lockmode,
+											update_indexes);
 
 	if (result == TM_Ok)
 	{

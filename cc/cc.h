@@ -40,6 +40,15 @@ extern bool fps_prefix_predicates;
 extern bool fps_reevaluate_updates;
 extern bool fps_column_groups_enabled;
 extern bool fps_prefer_index_scans;
+extern int	fps_wait_policy;
+extern int	fps_wait_die_timeout_ms;
+
+/* fpsketch.wait_policy */
+typedef enum FpsWaitPolicy
+{
+	FPS_WAIT_DIE,
+	FPS_WAIT_BLOCK
+} FpsWaitPolicy;
 
 /* ---- shared state (fpsketch.c) ---- */
 
@@ -61,6 +70,7 @@ typedef enum FpsAbortReason
 	FPS_ABORT_STO_READ_TOO_LATE,	/* STO: a younger transaction wrote it */
 	FPS_ABORT_STO_WRITE_TOO_LATE,	/* STO: a younger transaction read or wrote it */
 	FPS_ABORT_STO_WAITED_FOR_WRITER,	/* STO: the older writer waited for committed */
+	FPS_ABORT_WAIT_DIE,			/* would wait for an older row-lock holder */
 	FPS_NUM_ABORT_REASONS
 } FpsAbortReason;
 
@@ -79,6 +89,7 @@ typedef struct FpsSharedCounters
 	volatile fps_u64 sto_clock;		/* STO: the next transaction timestamp */
 	volatile fps_u64 sto_writer_waits;	/* STO: reads that waited for a writer */
 	volatile fps_u64 reevaluations;	/* EvalPlanQual on a newer version allowed */
+	volatile fps_u64 row_lock_waits;	/* wait-die: waits for a younger holder */
 } FpsSharedCounters;
 
 extern FPSketch *fps_sketch;
