@@ -179,7 +179,12 @@ version_is_stale(void *arg)
 	return stale;
 }
 
-/* The transaction updating or deleting the version right now, if any. */
+/*
+ * The transaction updating or deleting the version right now, if any.  An
+ * updater that was a subtransaction rolled back since (ROLLBACK TO
+ * SAVEPOINT) names its top-level transaction while that runs: the write
+ * stays in its write set, and its dirty mark, until it ends.
+ */
 static TransactionId
 version_updater_in_progress(void *arg)
 {
@@ -191,6 +196,15 @@ version_updater_in_progress(void *arg)
 	if (htup != NULL)
 	{
 		updater = version_updater(htup);
+
+		/* a rolled-back updater may be hinted invalid; its xid is still there */
+		if (!TransactionIdIsValid(updater) &&
+			!(htup->t_infomask & HEAP_XMAX_IS_MULTI) &&
+			!HEAP_XMAX_IS_LOCKED_ONLY(htup->t_infomask))
+			updater = HeapTupleHeaderGetRawXmax(htup);
+		if (TransactionIdIsNormal(updater) && !TransactionIdIsInProgress(updater) &&
+			TransactionIdFollowsOrEquals(updater, TransactionXmin))
+			updater = SubTransGetTopmostTransaction(updater);
 		if (!TransactionIdIsValid(updater) ||
 			TransactionIdIsCurrentTransactionId(updater) ||
 			!TransactionIdIsInProgress(updater))

@@ -119,12 +119,24 @@ sto_write(FpsAccess *access)
 
 	for (;;)
 	{
+		FpsBackoff	backoff;
+
 		/*
-		 * Heap's row lock already ordered writers of this row: a dirty bit
-		 * still set belongs to a writer finishing its commit or abort.
+		 * Heap's row lock ordered writers of this row, and a writer clears
+		 * its dirty mark before releasing it: a dirty mark still set belongs
+		 * to a writer heap did not order (an insert of the same key, a
+		 * rolled-back subtransaction's update), which the lock manager
+		 * cannot see us wait for: bounded like a deadlock check.
 		 */
-		if (!fps_wait_while_locked(access, &word))
-			fps_abort(FPS_ABORT_LOCK_TIMEOUT, access->relid);
+		fps_backoff_init(&backoff);
+		backoff.timeout_ms = Min(backoff.timeout_ms, DeadlockTimeout);
+		word = fps_entry_load(access->entry);
+		while (fps_word_locked(word))
+		{
+			if (!fps_backoff_wait(&backoff))
+				fps_abort(FPS_ABORT_LOCK_TIMEOUT, access->relid);
+			word = fps_entry_load(access->entry);
+		}
 		if (ts < fps_word_wts(word) || ts < fps_word_rts(word))
 			fps_abort(FPS_ABORT_STO_WRITE_TOO_LATE, access->relid);
 		if (fps_entry_cas(access->entry, &word,
