@@ -180,18 +180,21 @@ def sort_network(names):
     return "".join(out)
 
 
-def ycsb(ops, title):
+def ycsb(ops, title, sort_writes=True):
     """ops: string of 'r' / 'w', one letter per operation, in order."""
     writes = [f"k{i}" for i, op in enumerate(ops, 1) if op == "w"]
     out = [HEADER, f"-- YCSB-like transaction: {title}.\n"
            "-- Keys are Zipfian (Gray et al.), scrambled by permute(), drawn\n"
            "-- independently before BEGIN (a retry restores the random state and\n"
-           "-- so repeats them).  The write keys are then issued in ascending order\n"
-           "-- (a sorting network below) so that writers never deadlock on heap's\n"
-           "-- row locks; reads keep their positions.\n"]
+           "-- so repeats them).  "
+           + ("The write keys are then issued in ascending order\n"
+              "-- (a sorting network below) so that writers never deadlock on heap's\n"
+              "-- row locks; reads keep their positions.\n" if sort_writes else
+              "The write keys stay in random order, as YCSB issues\n"
+              "-- them: writers deadlock on heap's row locks.\n")]
     for i in range(1, len(ops) + 1):
         out.append(zipf_key(f"k{i}"))
-    if len(writes) > 1:
+    if len(writes) > 1 and sort_writes:
         out.append("-- sort the write keys\n")
         out.append(sort_network(writes))
     out.append("BEGIN;\n")
@@ -215,6 +218,8 @@ def main():
     write("tpcc/delivery.sql", delivery())
     # reads and writes alternate; the single write of 15r1w comes last
     write("ycsb/r8w8.sql", ycsb("rw" * 8, "8 reads and 8 writes, alternating"))
+    write("ycsb/r8w8u.sql", ycsb("rw" * 8, "8 reads and 8 writes, alternating, writes unsorted",
+                                 sort_writes=False))
     write("ycsb/r15w1.sql", ycsb("r" * 15 + "w", "15 reads, then 1 write"))
     write("ycsb/r2w2.sql", ycsb("rw" * 2, "2 reads and 2 writes, alternating"))
     write("ycsb/r28.sql", ycsb("r" * 28, "28 reads"))
