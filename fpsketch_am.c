@@ -1155,20 +1155,26 @@ typedef enum RowLockAttempt
 } RowLockAttempt;
 
 /*
- * After a no-wait attempt found the row locked by holder: wait for it
- * (true), or let the caller make the blocking call heap would have made
- * (false: the holder is not a plain in-progress transaction, e.g. a
- * MultiXact of lockers, or it is still there after we waited for it once).
- * Dies with 40001 if the holder is older.
+ * After a no-wait attempt found the row locked by holder: wait for it, or
+ * find it gone already, and have the caller try again without waiting
+ * (true); or have the caller make the blocking call heap would have made
+ * (false: the holder is not a plain transaction, e.g. a MultiXact of
+ * lockers, or our own lock, or it is still there after we waited for it).
+ * Dies with 40001 if the holder is older and does not end in time.
  */
 static bool
 wait_for_row_lock_holder(Relation rel, ItemPointer tid, TransactionId holder,
 						 TransactionId *last_holder, RowLockAttempt what)
 {
 	if (!TransactionIdIsNormal(holder) || holder == *last_holder ||
-		TransactionIdIsCurrentTransactionId(holder) ||
-		!TransactionIdIsInProgress(holder))
+		TransactionIdIsCurrentTransactionId(holder))
 		return false;
+	if (!TransactionIdIsInProgress(holder))
+	{
+		/* ended since the attempt: try again, do not queue behind a newcomer */
+		*last_holder = holder;
+		return true;
+	}
 	fps_atomic_add(&fps_counters->row_lock_waits, 1);
 	if (may_wait_for(holder))
 		XactLockTableWait(holder, rel, tid,
