@@ -51,7 +51,7 @@ bool		fps_reevaluate_updates = true;
 bool		fps_column_groups_enabled = true;
 bool		fps_prefer_index_scans = true;
 int			fps_wait_policy = FPS_WAIT_BLOCK;
-int			fps_wait_die_timeout_ms = 50;
+int			fps_wait_die_timeout_ms = 10;
 int			fps_escalation_threshold = 1000;
 static int	fps_variant = FPS_VARIANT_FOCUS_SKETCH;
 static int	fps_sketch_size_kb = 32;
@@ -534,7 +534,7 @@ _PG_init(void)
 	DefineCustomIntVariable("fpsketch.wait_die_timeout",
 							"Longest wait of a younger transaction for a row lock held by an older one under wait_die.",
 							"Then it fails with 40001; 0 makes it fail at once.  Every deadlock among fpsketch writers ends within this time.",
-							&fps_wait_die_timeout_ms, 50, 0, INT_MAX,
+							&fps_wait_die_timeout_ms, 10, 0, INT_MAX,
 							PGC_USERSET, GUC_UNIT_MS, NULL, NULL, NULL);
 	DefineCustomBoolVariable("fpsketch.prefer_index_scans",
 							 "Plan index scans instead of sequential scans of fpsketch tables whenever an index restricts the rows read.",
