@@ -300,22 +300,47 @@ storage_is_new_in_xact(Relation rel)
 		rel->rd_firstRelfilenodeSubid != InvalidSubTransactionId;
 }
 
+/*
+ * Is this write to rel tracked per key?  Writes to storage new in this
+ * transaction are covered by the floor raise instead.
+ */
+static bool
+write_is_tracked(Relation rel, FpsRelInfo **info)
+{
+	if (!fps_tracking_active(rel, info))
+		return false;
+	if (storage_is_new_in_xact(rel))
+	{
+		fps_txn_note_untracked_write();
+		return false;
+	}
+	return true;
+}
+
 /* The row in slot was inserted: all its groups, and every predicate. */
 static void
 track_write_slot(Relation rel, TupleTableSlot *slot)
 {
 	FpsRelInfo *info;
 
-	if (!fps_tracking_active(rel, &info))
+	if (!write_is_tracked(rel, &info))
 		return;
-	if (storage_is_new_in_xact(rel))
-	{
-		fps_txn_note_untracked_write();
-		return;
-	}
 	write_row_groups(info, fps_key_from_slot(rel, info, slot), FPS_ALL_GROUPS(info));
 	write_predicate_key(info, info->escalation_key);
 	write_predicate_keys_of_row(info, slot);
+}
+
+/* The version at tid, which this transaction just replaced or deleted. */
+static TupleTableSlot *
+refetch_old_version(Relation rel, ItemPointer tid)
+{
+	TupleTableSlot *old = MakeSingleTupleTableSlot(RelationGetDescr(rel),
+												   &TTSOpsBufferHeapTuple);
+
+	if (!heap_routine->tuple_fetch_row_version(rel, tid, SnapshotAny, old))
+		elog(ERROR, "fpsketch: could not refetch the old version of a row of \"%s\"",
+			 RelationGetRelationName(rel));
+	return old;
 }
 
 /*
@@ -330,20 +355,10 @@ track_write_delete(Relation rel, ItemPointer tid)
 	TupleTableSlot *old = NULL;
 	fps_u64		key;
 
-	if (!fps_tracking_active(rel, &info))
+	if (!write_is_tracked(rel, &info))
 		return;
-	if (storage_is_new_in_xact(rel))
-	{
-		fps_txn_note_untracked_write();
-		return;
-	}
 	if (!info->by_tid || info->nprefix > 0)
-	{
-		old = MakeSingleTupleTableSlot(RelationGetDescr(rel), &TTSOpsBufferHeapTuple);
-		if (!heap_routine->tuple_fetch_row_version(rel, tid, SnapshotAny, old))
-			elog(ERROR, "fpsketch: could not refetch the old version of a row of \"%s\"",
-				 RelationGetRelationName(rel));
-	}
+		old = refetch_old_version(rel, tid);
 	key = info->by_tid ? fps_key_from_tid(rel, tid) : fps_key_from_slot(rel, info, old);
 	write_row_groups(info, key, FPS_ALL_GROUPS(info));
 
@@ -371,20 +386,10 @@ track_write_update(Relation rel, ItemPointer old_tid, TupleTableSlot *slot,
 	fps_u64		old_key;
 	fps_u64		new_key;
 
-	if (!fps_tracking_active(rel, &info))
+	if (!write_is_tracked(rel, &info))
 		return;
-	if (storage_is_new_in_xact(rel))
-	{
-		fps_txn_note_untracked_write();
-		return;
-	}
 	if (!info->by_tid || update_indexes)
-	{
-		old = MakeSingleTupleTableSlot(RelationGetDescr(rel), &TTSOpsBufferHeapTuple);
-		if (!heap_routine->tuple_fetch_row_version(rel, old_tid, SnapshotAny, old))
-			elog(ERROR, "fpsketch: could not refetch the old version of a row of \"%s\"",
-				 RelationGetRelationName(rel));
-	}
+		old = refetch_old_version(rel, old_tid);
 	groups = statement_groups(rel, info, true);
 	old_key = info->by_tid ? fps_key_from_tid(rel, old_tid) : fps_key_from_slot(rel, info, old);
 	new_key = fps_key_from_slot(rel, info, slot);
