@@ -8,6 +8,7 @@
 #   3. TAP tests (t/): bad input, server restarts
 #   4. the randomized serializability checker (fpsketch: no cycle; heap
 #      READ COMMITTED: at least one)
+#      and again with fpsketch.wait_policy = wait_die
 #   5. pgbench TPC-B-like on fpsketch tables: zero client errors, no pin or
 #      lock bit left behind
 # Ends with "N passed, M failed" over all test cases.
@@ -119,6 +120,20 @@ if [ -x test/checker/run_checks.sh ]; then
 		record "checker" "$(echo "$line" | awk '{print $2}')" "$(echo "$line" | awk '{print $4}')"
 	else
 		record "checker" 0 1
+	fi
+fi
+
+echo "== randomized serializability checker, fpsketch.wait_policy = wait_die"
+if [ -x test/checker/run_checks.sh ]; then
+	PGOPTIONS="-c fpsketch.wait_policy=wait_die" test/checker/run_checks.sh \
+		--fps-seconds 10 --pred-fps-seconds 10 --heap-seconds 5 --pred-heap-seconds 4 \
+		--out "${TMPDIR:-/tmp}/fpsketch-checker-wait-die" >"$LOG/checker-wait-die.log" 2>&1
+	tail -6 "$LOG/checker-wait-die.log"
+	line=$(grep -E '^checker: [0-9]+ passed, [0-9]+ failed' "$LOG/checker-wait-die.log" | tail -1)
+	if [ -n "$line" ]; then
+		record "checker (wait_die)" "$(echo "$line" | awk '{print $2}')" "$(echo "$line" | awk '{print $4}')"
+	else
+		record "checker (wait_die)" 0 1
 	fi
 fi
 
