@@ -19,6 +19,7 @@ import json
 import os
 import re
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -44,12 +45,14 @@ TPCC_MIXES = {
 }
 YCSB_KINDS = {
     "r8w8": [("ycsb/r8w8.sql", 100)],
+    "r8w8u": [("ycsb/r8w8u.sql", 100)],
     "r15w1": [("ycsb/r15w1.sql", 100)],
     "mixed": [("ycsb/r2w2.sql", 80), ("ycsb/r28.sql", 20)],
     "long": [("ycsb/r1000.sql", 5), ("ycsb/r8w8.sql", 95)],
 }
 YCSB_DESC = {
     "r8w8": "8 reads + 8 writes",
+    "r8w8u": "8 reads + 8 writes in random order",
     "r15w1": "15 reads + 1 write",
     "mixed": "80% 2r+2w, 20% 28r",
     "long": "5% 1000r, 95% 8r+8w",
@@ -233,7 +236,7 @@ class Cluster:
                  "max_prepared_transactions", "autovacuum_max_workers", "max_worker_processes",
                  "max_wal_senders", "autovacuum", "full_page_writes", "wal_level",
                  "fpsketch.protocol", "fpsketch.variant", "fpsketch.sketch_size",
-                 "fpsketch.sketch_rows", "fpsketch.max_entries", "fpsketch.lock_wait_timeout"]
+                 "fpsketch.sketch_rows", "fpsketch.max_entries", "fpsketch.lock_wait_timeout"] + FPS_SWITCHES
         out = self.psql("postgres", "SELECT name, setting, coalesce(unit, '') FROM pg_settings "
                         "WHERE name IN (" + ",".join(f"'{n}'" for n in names) + ")")
         s = {}
@@ -247,6 +250,11 @@ class Cluster:
         out = self.psql("postgres", f"SELECT array_to_string(enumvals, ',') FROM pg_settings "
                         f"WHERE name = '{name}'")
         return [v for v in out.split(",") if v]
+
+
+# fpsketch's on/off and threshold settings, recorded when the server has them
+FPS_SWITCHES = ["fpsketch.prefix_predicates", "fpsketch.column_groups", "fpsketch.reevaluate_updates",
+                "fpsketch.escalation_threshold"]
 
 
 def unit_bytes(value, unit):
@@ -492,6 +500,128 @@ def prepare_db(cl, db):
     cl.psql(db, "CHECKPOINT")
 
 
+def foreign_pgbench():
+    """pids of pgbench processes this runner did not start (someone else's benchmark)."""
+    pids = []
+    for d in os.listdir("/proc"):
+        if not d.isdigit():
+            continue
+        try:
+            with open(f"/proc/{d}/stat") as f:
+                st = f.read()
+        except OSError:
+            continue
+        comm = st[st.index("(") + 1:st.rindex(")")]
+        ppid = int(st[st.rindex(")") + 2:].split()[1])
+        if comm == "pgbench" and ppid != os.getpid():
+            pids.append(int(d))
+    return pids
+
+
+def foreign_runners():
+    """pids of other bench/run.py processes (another benchmark that is between rows)."""
+    pids = []
+    for d in os.listdir("/proc"):
+        if not d.isdigit() or int(d) == os.getpid():
+            continue
+        try:
+            with open(f"/proc/{d}/cmdline", "rb") as f:
+                argv = f.read().split(b"\0")
+        except OSError:
+            continue
+        if any(a.endswith(b"bench/run.py") for a in argv) and b"--replot" not in argv \
+                and (b"python" in argv[0] or argv[0].endswith(b"run.py")):
+            pids.append(int(d))
+    return pids
+
+
+def cpu_busy(seconds=2.0):
+    """Fraction of all cores busy over the next `seconds` (from /proc/stat)."""
+    def sample():
+        with open("/proc/stat") as f:
+            v = [int(x) for x in f.readline().split()[1:]]
+        return v[3] + v[4], sum(v)            # idle + iowait, total
+    i0, t0 = sample()
+    time.sleep(seconds)
+    i1, t1 = sample()
+    return 1.0 - (i1 - i0) / max(1, t1 - t0)
+
+
+def proc_times(pid):
+    """(own, children's) CPU ticks of a process, or (0, 0)."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            st = f.read()
+    except OSError:
+        return 0, 0
+    rest = st[st.rindex(")") + 2:].split()
+    return int(rest[11]) + int(rest[12]), int(rest[13]) + int(rest[14])
+
+
+class CpuMeter:
+    """How much of the machine others used during a row: all busy CPU ticks
+    minus those of this runner (and pgbench, its child) and of our server
+    (postmaster, its live children, and the exited ones it reaped)."""
+
+    def __init__(self, pgdata):
+        try:
+            with open(os.path.join(pgdata, "postmaster.pid")) as f:
+                self.pm = int(f.readline())
+        except (OSError, ValueError):
+            self.pm = None
+        self.start = self.sample()
+
+    def ours(self):
+        t = sum(proc_times(os.getpid()))
+        if self.pm:
+            t += sum(proc_times(self.pm))
+            for d in os.listdir("/proc"):
+                if d.isdigit():
+                    try:
+                        with open(f"/proc/{d}/stat") as f:
+                            st = f.read()
+                    except OSError:
+                        continue
+                    if int(st[st.rindex(")") + 2:].split()[1]) == self.pm:
+                        t += proc_times(int(d))[0]
+        return t
+
+    def sample(self):
+        with open("/proc/stat") as f:
+            v = [int(x) for x in f.readline().split()[1:]]
+        return sum(v) - v[3] - v[4], sum(v), self.ours()
+
+    def foreign_share(self):
+        b0, t0, o0 = self.start
+        b1, t1, o1 = self.sample()
+        return max(0.0, (b1 - b0) - (o1 - o0)) / max(1, t1 - t0)
+
+
+def wait_quiet(max_wait):
+    """Before a row: wait up to max_wait seconds until no other pgbench or
+    benchmark runner runs and the machine is mostly idle.  Returns (seconds
+    waited, CPU busy fraction)."""
+    t0 = time.time()
+    said = False
+    while True:
+        others, busy = foreign_pgbench() + foreign_runners(), cpu_busy()
+        if (not others and busy < 0.25) or time.time() - t0 >= max_wait:
+            if said:
+                log(f"      ... waited {time.time() - t0:.0f} s" + ("" if not others and busy < 0.25 else
+                                                                   " and gave up waiting"))
+            return round(time.time() - t0), busy
+        if not said:
+            log(f"      waiting for a quiet machine (other pgbench or bench/run.py: {others or 'none'}, "
+                f"CPU {100 * busy:.0f}% busy; up to {max_wait} s)")
+            said = True
+        time.sleep(10)
+
+
+def file_label(label):
+    """'fpsketch tictoc focus_sketch (prefix_predicates=off)' -> fpsketch_tictoc_focus_sketch_prefix_predicates=off"""
+    return re.sub(r"[^\w.=-]+", "_", label).strip("_")
+
+
 def run_row(cl, args, w, row, settings, workdir, rawdir, idx, total, eta):
     db = dbname(w.dataset, row.am)
     fps_conf = dict(row.fps)
@@ -506,25 +636,30 @@ def run_row(cl, args, w, row, settings, workdir, rawdir, idx, total, eta):
         cl.psql(db, "SELECT fpsketch_stats_reset()")
     before = db_stats(cl, db)
     rb_before = intended_rollbacks(cl, db) if w.kind == "tpcc" else 0
-    prefix = os.path.join(workdir, f"log_{w.name}_{row.label}".replace(" ", "_"))
+    prefix = os.path.join(workdir, f"log_{w.name}_{file_label(row.label)}")
     for old in glob.glob(prefix + ".*"):
         os.remove(old)
     env = dict(cl.env, PGOPTIONS="-c default_transaction_isolation=" + row.iso.replace(" ", "\\ "))
     cmd = pgbench_cmd(args, w, db, prefix)
+    waited, busy = wait_quiet(args.wait_quiet) if args.wait_quiet else (0, cpu_busy(1.0))
     log(f"[{idx}/{total}] {w.name} ({w.param}) x {row.label}: {args.clients} clients, "
         f"{args.duration} s{eta}")
     t0 = time.time()
     load_before = os.getloadavg()[0]
+    meter = CpuMeter(args.pgdata)
     p = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
                          cwd=workdir)
     out_lines = []
+    others_seen = set()
     for line in p.stdout:
         out_lines.append(line)
         if line.startswith("progress:"):
             log("      " + line.rstrip())
+            others_seen.update(foreign_pgbench())
     p.wait()
+    foreign_cpu = meter.foreign_share()
     out = "".join(out_lines)
-    with open(os.path.join(rawdir, f"{w.name}__{row.label}.txt".replace(" ", "_")), "w") as f:
+    with open(os.path.join(rawdir, f"{w.name}__{file_label(row.label)}.txt"), "w") as f:
         f.write("$ PGOPTIONS='" + env["PGOPTIONS"] + "' " + " ".join(cmd) + "\n" + out)
     time.sleep(1.0)                             # let exiting backends flush their stats
     after = db_stats(cl, db)
@@ -587,6 +722,16 @@ def run_row(cl, args, w, row, settings, workdir, rawdir, idx, total, eta):
     res["loadavg_before"] = round(load_before, 1)
     res["loadavg_after"] = round(os.getloadavg()[0], 1)
     res["elapsed_s"] = round(time.time() - t0, 1)
+    # another benchmark on the machine makes the row meaningless: say so
+    res["cpu_busy_before"] = round(busy, 2)
+    res["waited_s"] = waited
+    res["other_pgbench_during"] = len(others_seen)
+    res["foreign_cpu"] = round(foreign_cpu, 3)
+    res["disturbed"] = int(bool(others_seen) or foreign_cpu > args.max_foreign_cpu)
+    if others_seen:
+        log(f"      !! other pgbench processes ran during this row: {sorted(others_seen)}")
+    if foreign_cpu > args.max_foreign_cpu:
+        log(f"      !! other processes used {100 * foreign_cpu:.0f}% of the machine's CPU during this row")
     if w.kind == "tpcc":
         if row.am == "fpsketch":
             # whole-table reads would pin more rows than max_entries: check untracked
@@ -610,7 +755,8 @@ CSV_COLS = [
     "clients", "jobs", "duration_s", "max_tries", "warehouses", "theta", "records", "mix",
     "set_shared_buffers", "set_synchronous_commit", "set_fsync", "set_deadlock_timeout",
     "set_max_pred_locks_per_transaction", "set_max_connections", "set_server_version",
-    "server_deadlocks", "server_rollbacks", "fpsketch_so_md5", "loadavg_before", "loadavg_after", "elapsed_s",
+    "server_deadlocks", "server_rollbacks", "fpsketch_so_md5", "loadavg_before", "loadavg_after",
+    "cpu_busy_before", "waited_s", "other_pgbench_during", "foreign_cpu", "disturbed", "elapsed_s",
 ]
 
 
@@ -681,9 +827,23 @@ def markdown(results, meta, title):
     out.append("Load average (1 min) during the rows: "
                f"{min(r['loadavg_before'] for r in results):.1f} … "
                f"{max(max(r['loadavg_before'], r['loadavg_after']) for r in results):.1f} "
-               "(2 cores: pgbench and the server alone make about 2–3; more means other work on the "
-               "machine).")
+               "(it counts the run's own clients and backends waiting for the cores, so 3–6 is usual on 2 cores "
+               "here; the share of CPU other processes used, when recorded, measures outside work).")
     out.append("")
+    if any("foreign_cpu" in r and r["foreign_cpu"] != "" for r in results):
+        fc = [float(r["foreign_cpu"]) for r in results if r.get("foreign_cpu", "") != ""]
+        out.append(f"CPU used by other processes during the rows (share of both cores): median "
+                   f"{100 * sorted(fc)[len(fc) // 2]:.0f}%, max {100 * max(fc):.0f}%.")
+        out.append("")
+    disturbed = [r for r in results if r.get("disturbed") or r.get("other_pgbench_during")]
+    if disturbed:
+        out.append("**Other work on the machine (another pgbench, or other processes above the "
+                   "--max-foreign-cpu share) during "
+                   + ", ".join(f"{r['workload']} x {r['config']}"
+                               + (f" ({100 * float(r['foreign_cpu']):.0f}% CPU)" if r.get("foreign_cpu", "") != "" else "")
+                               for r in disturbed)
+                   + ": those rows are less comparable.**")
+        out.append("")
     by_w = {}
     for r in results:
         by_w.setdefault(r["workload"], []).append(r)
@@ -931,7 +1091,7 @@ def git_describe(pgbin):
     """The fpsketch build measured: bench/snapshot_install.sh records it next
     to a private install; else this checkout (dirty = changes outside bench/,
     scripts/ and the READMEs, i.e. changes that can affect the build)."""
-    stamp = os.path.join(pgbin, "..", "..", "..", "..", "fpsketch-build.txt")
+    stamp = os.path.join(pgbin, "..", "..", "..", "..", "..", "fpsketch-build.txt")   # DIR/usr/lib/postgresql/15/bin
     if os.path.exists(stamp):
         return open(stamp).read().strip()
     try:
@@ -1006,6 +1166,14 @@ def main():
     ap.add_argument("--pgdata", default=os.environ.get("FPS_PGDATA", "/tmp/fpsketch-bench-pgdata"))
     ap.add_argument("--pgbin", default=os.environ.get("PGBIN", "/usr/lib/postgresql/15/bin"),
                     help="PostgreSQL binaries (see bench/snapshot_install.sh)")
+    ap.add_argument("--wait-quiet", type=int, default=0, metavar="SECONDS",
+                    help="before every row wait up to SECONDS until no other pgbench runs and the CPUs are "
+                         "mostly idle (shared machines)")
+    ap.add_argument("--rerun-disturbed", type=int, default=0, metavar="N",
+                    help="run a row again (up to N times) when another pgbench ran during it")
+    ap.add_argument("--max-foreign-cpu", type=float, default=0.15, metavar="SHARE",
+                    help="a row is disturbed when other processes used more than this share of all CPUs "
+                         "during it (or another pgbench ran)")
     ap.add_argument("--reuse", action="store_true", help="reuse the cluster and loaded data sets if present")
     ap.add_argument("--keep", action="store_true", help="leave the cluster running at the end")
     ap.add_argument("--keep-logs", action="store_true", help="keep pgbench per-transaction logs")
@@ -1033,6 +1201,12 @@ def main():
     workdir = tempfile.mkdtemp(prefix="fpsketch-bench-")
     started = datetime.datetime.now().strftime("%Y-%m-%d %H:%M")
     t_start = time.time()
+
+    def terminate(signum, frame):
+        raise KeyboardInterrupt(f"signal {signum}")
+    # SIGTERM (and SIGINT, which background shells ignore) stop the cluster through `finally`
+    signal.signal(signal.SIGTERM, terminate)
+    signal.signal(signal.SIGINT, terminate)
 
     cl = Cluster(args)
     log(f"== cluster: {args.pgdata}, port {args.port}")
@@ -1070,6 +1244,8 @@ def main():
         log(f"== SSI shared memory for these settings: predicate-lock tables "
             f"{human_bytes(s['ssi_predlock_bytes'])}, all of SSI {human_bytes(s['ssi_total_bytes'])}")
 
+        if args.wait_quiet:
+            wait_quiet(args.wait_quiet)
         log("== loading data sets (once per access method)")
         ensure_datasets(cl, workloads, ams, args.reuse)
 
@@ -1086,6 +1262,11 @@ def main():
                     per = (time.time() - t_runs) / (idx - 1)
                     eta = f" (ETA {datetime.timedelta(seconds=int(per * (total - idx + 1)))})"
                 r = run_row(cl, args, w, row, s, workdir, rawdir, idx, total, eta)
+                for _ in range(args.rerun_disturbed):
+                    if not r.get("disturbed"):
+                        break
+                    log("      !! rerunning the row: other work on the machine during it")
+                    r = run_row(cl, args, w, row, s, workdir, rawdir, idx, total, eta)
                 results.append(r)
                 chk = r["check_violations"]
                 log(f"      => goodput {r['goodput_tps']:.0f}/s, abort rate {100 * r['abort_rate']:.1f}%, "
@@ -1113,7 +1294,7 @@ def main():
                 ("fpsketch.sketch_size", pretty["fpsketch.sketch_size"] if not args.sweep else "swept"),
                 ("fpsketch.max_entries", f"variant default; exact {args.exact_max_entries or 'default'}"),
                 ("YCSB keys", args.records), ("pgbench --random-seed", args.random_seed),
-            ],
+            ] + [(k, pretty[k]) for k in FPS_SWITCHES if k in pretty],
         }
         meta["mode"] = mode_name
         meta["title"] = {"custom": "fpsketch benchmark: selected workloads",
