@@ -47,6 +47,22 @@ record_pg_regress() {
 	fi
 }
 
+# run_checker SUITE LOGFILE TAILLINES [run_checks.sh options...]: the
+# randomized checker against the running cluster, recorded as SUITE.
+run_checker() {
+	local suite=$1 log=$2 tail=$3 line
+	shift 3
+	[ -x test/checker/run_checks.sh ] || return 0
+	test/checker/run_checks.sh "$@" >"$LOG/$log" 2>&1
+	tail -"$tail" "$LOG/$log"
+	line=$(grep -E '^checker: [0-9]+ passed, [0-9]+ failed' "$LOG/$log" | tail -1)
+	if [ -n "$line" ]; then
+		record "$suite" "$(echo "$line" | awk '{print $2}')" "$(echo "$line" | awk '{print $4}')"
+	else
+		record "$suite" 0 1
+	fi
+}
+
 echo "== build (-Wall -Werror) and install"
 make -s clean >/dev/null 2>&1
 if ! make -s COPT="-Wall -Werror" >"$LOG/build.log" 2>&1 || ! make -s install >>"$LOG/build.log" 2>&1; then
@@ -112,30 +128,12 @@ if ls t/*.pl >/dev/null 2>&1; then
 fi
 
 echo "== randomized serializability checker"
-if [ -x test/checker/run_checks.sh ]; then
-	test/checker/run_checks.sh >"$LOG/checker.log" 2>&1
-	cat "$LOG/checker.log" | tail -30
-	line=$(grep -E '^checker: [0-9]+ passed, [0-9]+ failed' "$LOG/checker.log" | tail -1)
-	if [ -n "$line" ]; then
-		record "checker" "$(echo "$line" | awk '{print $2}')" "$(echo "$line" | awk '{print $4}')"
-	else
-		record "checker" 0 1
-	fi
-fi
+run_checker "checker" checker.log 30
 
 echo "== randomized serializability checker, fpsketch.wait_policy = wait_die"
-if [ -x test/checker/run_checks.sh ]; then
-	PGOPTIONS="-c fpsketch.wait_policy=wait_die" test/checker/run_checks.sh \
-		--fps-seconds 10 --pred-fps-seconds 10 --heap-seconds 5 --pred-heap-seconds 4 \
-		--out "${TMPDIR:-/tmp}/fpsketch-checker-wait-die" >"$LOG/checker-wait-die.log" 2>&1
-	tail -6 "$LOG/checker-wait-die.log"
-	line=$(grep -E '^checker: [0-9]+ passed, [0-9]+ failed' "$LOG/checker-wait-die.log" | tail -1)
-	if [ -n "$line" ]; then
-		record "checker (wait_die)" "$(echo "$line" | awk '{print $2}')" "$(echo "$line" | awk '{print $4}')"
-	else
-		record "checker (wait_die)" 0 1
-	fi
-fi
+PGOPTIONS="-c fpsketch.wait_policy=wait_die" run_checker "checker (wait_die)" checker-wait-die.log 6 \
+	--fps-seconds 10 --pred-fps-seconds 10 --heap-seconds 5 --pred-heap-seconds 4 \
+	--out "${TMPDIR:-/tmp}/fpsketch-checker-wait-die"
 
 echo "== pgbench TPC-B-like on fpsketch (16 clients, 20 s, --max-tries=10)"
 scripts/pgbench_smoke.sh >"$LOG/pgbench.log" 2>&1
@@ -155,17 +153,8 @@ if [ -n "$sto_specs" ]; then
 	record_pg_regress "isolation (sto)" "$LOG/isolation-sto.log"
 	[ -f output_iso_sto/regression.diffs ] && head -80 output_iso_sto/regression.diffs
 fi
-if [ -x test/checker/run_checks.sh ]; then
-	# same checks; the server now runs STO
-	test/checker/run_checks.sh >"$LOG/checker-sto.log" 2>&1
-	tail -12 "$LOG/checker-sto.log"
-	line=$(grep -E '^checker: [0-9]+ passed, [0-9]+ failed' "$LOG/checker-sto.log" | tail -1)
-	if [ -n "$line" ]; then
-		record "checker (sto)" "$(echo "$line" | awk '{print $2}')" "$(echo "$line" | awk '{print $4}')"
-	else
-		record "checker (sto)" 0 1
-	fi
-fi
+# same checks; the server now runs STO
+run_checker "checker (sto)" checker-sto.log 12
 scripts/pgbench_smoke.sh >"$LOG/pgbench-sto.log" 2>&1
 rc=$?
 cat "$LOG/pgbench-sto.log"
