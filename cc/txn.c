@@ -146,6 +146,20 @@ map_rebuild(int mapsize)
 	}
 }
 
+/* The access for key, or NULL and in *slot the free map slot for it. */
+static FpsAccess *
+map_find(fps_u64 key, uint32 *slot)
+{
+	uint32		s;
+
+	for (s = map_slot(key, fps_txn.mapsize); fps_txn.map[s] >= 0;
+		 s = (s + 1) & (fps_txn.mapsize - 1))
+		if (fps_txn.accesses[fps_txn.map[s]].key == key)
+			return &fps_txn.accesses[fps_txn.map[s]];
+	*slot = s;
+	return NULL;
+}
+
 /*
  * The access for key, pinning it on first touch.  Raises 40001 if the exact
  * table has no room: never an out-of-memory error a client would not retry.
@@ -166,14 +180,9 @@ fps_txn_access(fps_u64 key, Oid relid)
 		before_shmem_exit(fps_before_shmem_exit, 0);
 	}
 
-	s = map_slot(key, fps_txn.mapsize);
-	while (fps_txn.map[s] >= 0)
-	{
-		access = &fps_txn.accesses[fps_txn.map[s]];
-		if (access->key == key)
-			return access;
-		s = (s + 1) & (fps_txn.mapsize - 1);
-	}
+	access = map_find(key, &s);
+	if (access != NULL)
+		return access;
 
 	/* grow before pinning, so that an out-of-memory ERROR leaks no pin */
 	if (fps_txn.naccesses >= fps_txn.maxaccesses)
@@ -214,13 +223,7 @@ fps_txn_lookup(fps_u64 key)
 {
 	uint32		s;
 
-	if (fps_txn.map == NULL)
-		return NULL;
-	for (s = map_slot(key, fps_txn.mapsize); fps_txn.map[s] >= 0;
-		 s = (s + 1) & (fps_txn.mapsize - 1))
-		if (fps_txn.accesses[fps_txn.map[s]].key == key)
-			return &fps_txn.accesses[fps_txn.map[s]];
-	return NULL;
+	return fps_txn.map == NULL ? NULL : map_find(key, &s);
 }
 
 /*
