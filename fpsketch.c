@@ -30,6 +30,8 @@
 #include "optimizer/plancat.h"
 #include "storage/ipc.h"
 #include "storage/lwlock.h"
+#include "storage/proc.h"
+#include "access/twophase.h"
 #include "storage/shmem.h"
 #include "tcop/utility.h"
 #include "utils/builtins.h"
@@ -82,6 +84,7 @@ static const struct config_enum_entry variant_options[] = {
 
 FPSketch   *fps_sketch = NULL;
 FpsSharedCounters *fps_counters = NULL;
+pg_atomic_uint32 *fps_row_lock_waits_for = NULL;
 static bool fps_preloaded = false;
 
 static shmem_request_hook_type prev_shmem_request_hook = NULL;
@@ -136,6 +139,19 @@ fps_require_shmem(void)
 			 errhint("Add fpsketch to shared_preload_libraries in postgresql.conf and restart the server.")));
 }
 
+/*
+ * One slot per PGPROC: the transaction a backend waits for under
+ * fpsketch.wait_policy = wait_die (see fpsketch_am.c).  Each backend writes
+ * only its own slot; others read it without a lock, as a hint that they
+ * re-read while they poll.
+ */
+static Size
+row_lock_waits_size(void)
+{
+	return mul_size(MaxBackends + NUM_AUXILIARY_PROCS + max_prepared_xacts,
+					sizeof(pg_atomic_uint32));
+}
+
 static void
 fps_shmem_request(void)
 {
@@ -144,8 +160,9 @@ fps_shmem_request(void)
 	if (prev_shmem_request_hook)
 		prev_shmem_request_hook();
 	fps_config(&config);
-	RequestAddinShmemSpace(add_size(fps_shmem_size(&config),
-									sizeof(FpsSharedCounters)));
+	RequestAddinShmemSpace(add_size(add_size(fps_shmem_size(&config),
+											 sizeof(FpsSharedCounters)),
+									row_lock_waits_size()));
 }
 
 static void
@@ -169,6 +186,15 @@ fps_shmem_startup(void)
 								   sizeof(FpsSharedCounters), &found);
 	if (!found)
 		memset(fps_counters, 0, sizeof(FpsSharedCounters));
+	fps_row_lock_waits_for = ShmemInitStruct("fpsketch row lock waits",
+											 row_lock_waits_size(), &found);
+	if (!found)
+	{
+		int			n = MaxBackends + NUM_AUXILIARY_PROCS + max_prepared_xacts;
+
+		for (int i = 0; i < n; i++)
+			pg_atomic_init_u32(&fps_row_lock_waits_for[i], InvalidTransactionId);
+	}
 	LWLockRelease(AddinShmemInitLock);
 }
 
@@ -528,11 +554,11 @@ _PG_init(void)
 							 PGC_POSTMASTER, 0, NULL, NULL, NULL);
 	DefineCustomEnumVariable("fpsketch.wait_policy",
 							 "How a transaction waits for a row locked by another writer of an fpsketch table.",
-							 "wait_die: an older transaction (smaller transaction ID) waits for a younger one as long as it takes, a younger one for an older one at most fpsketch.wait_die_timeout, so deadlocks end within that time; block: wait like heap, deadlocks are found after deadlock_timeout.",
+							 "wait_die: an older transaction (smaller transaction ID) waits for a younger one as long as it takes, a younger one for an older one as long as that one is not itself waiting for a younger transaction, and at least fpsketch.wait_die_timeout, so deadlocks end within that time; block: wait like heap, deadlocks are found after deadlock_timeout.",
 							 &fps_wait_policy, FPS_WAIT_BLOCK, wait_policy_options,
 							 PGC_USERSET, 0, NULL, NULL, NULL);
 	DefineCustomIntVariable("fpsketch.wait_die_timeout",
-							"Longest wait of a younger transaction for a row lock held by an older one under wait_die.",
+							"Shortest wait of a younger transaction for a row lock held by an older one under wait_die before it may die.",
 							"Then it fails with 40001; 0 makes it fail at once.  Every deadlock among fpsketch writers ends within this time.",
 							&fps_wait_die_timeout_ms, 10, 0, INT_MAX,
 							PGC_USERSET, GUC_UNIT_MS, NULL, NULL, NULL);

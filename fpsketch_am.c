@@ -48,6 +48,7 @@
 #include "commands/trigger.h"
 #include "storage/bufmgr.h"
 #include "storage/lmgr.h"
+#include "storage/proc.h"
 #include "storage/procarray.h"
 #include "utils/datum.h"
 #include "utils/memutils.h"
@@ -1110,14 +1111,24 @@ fps_scan_sample_next_tuple(TableScanDesc scan, struct SampleScanState *scanstate
 /* ---- waits for row locks (wait-die) ---- */
 
 /*
- * May this transaction wait for holder, the transaction holding a row lock
- * it needs, for as long as it takes?  Under fpsketch.wait_policy = wait_die
- * only if it is older (its top-level transaction ID precedes the holder's).
- * A younger one waits at most fpsketch.wait_die_timeout and then fails
- * (40001).  A cycle of waits must contain a younger-for-older wait, so every
- * deadlock among fpsketch writers dissolves within wait_die_timeout instead
- * of deadlock_timeout, while the usual short waits behind a hot row's
- * holder still end in re-evaluation rather than an abort.
+ * fpsketch.wait_policy = wait_die.  An older transaction (its top-level
+ * transaction ID precedes the holder's) waits for a younger holder in the
+ * lock manager for as long as it takes.  A younger one polls: it waits at
+ * least fpsketch.wait_die_timeout and then for as long as the older holder
+ * is not itself waiting for a transaction younger than the holder; once it
+ * is (or waits for something fpsketch cannot see into), the younger one dies
+ * with 40001.
+ *
+ * Why no deadlock survives: going round a cycle of waits, ages cannot only
+ * decrease, nor only increase, so somewhere a younger-for-older wait is
+ * followed by an older-for-younger one.  The waiter of the first sees the
+ * second through the holder's slot in fps_row_lock_waits_for and dies
+ * within wait_die_timeout plus one poll.  A young waiter behind a holder
+ * that is merely running (the usual short wait behind a hot row) never
+ * dies, so the update still ends in re-evaluation rather than an abort.
+ *
+ * The slots are hints re-read at every poll: each backend writes only its
+ * own, and clears it however its wait ends (PG_FINALLY).
  */
 static bool
 may_wait_for(TransactionId holder)
@@ -1126,30 +1137,90 @@ may_wait_for(TransactionId holder)
 
 	if (!TransactionIdIsValid(me))
 		return true;
-	holder = SubTransGetTopmostTransaction(holder);
 	return TransactionIdPrecedes(me, holder);
 }
 
+static inline void
+publish_row_lock_wait(TransactionId holder)
+{
+	pg_atomic_write_u32(&fps_row_lock_waits_for[MyProc->pgprocno], holder);
+}
+
 /*
- * Wait up to fpsketch.wait_die_timeout for holder to end, polling the lock
- * manager (it has no timed wait); true if it ended.
+ * Is holder (a top-level transaction ID) waiting for a transaction younger
+ * than itself, or in a wait fpsketch cannot see into (a heavyweight lock it
+ * did not take through wait-die)?  False when it is running or has ended.
  */
 static bool
-wait_briefly_for(TransactionId holder)
+holder_waits_for_younger(TransactionId holder)
+{
+	int			pid = BackendXidGetPid(holder);
+	PGPROC	   *proc = pid != 0 ? BackendPidGetProc(pid) : NULL;
+	TransactionId awaited;
+
+	if (proc == NULL)
+		return false;
+	awaited = pg_atomic_read_u32(&fps_row_lock_waits_for[proc->pgprocno]);
+	if (TransactionIdIsValid(awaited))
+		return TransactionIdPrecedes(holder, awaited);
+	return proc->waitLock != NULL;
+}
+
+/*
+ * Poll until holder (a transaction or subtransaction, top its top-level
+ * transaction) ends (true) or this younger transaction must die (false): at
+ * least fpsketch.wait_die_timeout has passed and the older holder waits for
+ * a younger transaction.
+ */
+static bool
+wait_while_holder_runs(TransactionId holder, TransactionId top)
 {
 	TimestampTz start = GetCurrentTimestamp();
 	long		sleep_us = 20;
+	bool		ended = false;
 
-	for (;;)
+	publish_row_lock_wait(top);
+	PG_TRY();
 	{
-		if (ConditionalXactLockTableWait(holder))
-			return true;
-		if (TimestampDifferenceExceeds(start, GetCurrentTimestamp(), fps_wait_die_timeout_ms))
-			return false;
-		CHECK_FOR_INTERRUPTS();
-		pg_usleep(sleep_us);
-		sleep_us = Min(sleep_us * 2, 1000);
+		for (;;)
+		{
+			if (ConditionalXactLockTableWait(holder))
+			{
+				ended = true;
+				break;
+			}
+			if (TimestampDifferenceExceeds(start, GetCurrentTimestamp(),
+										   fps_wait_die_timeout_ms) &&
+				holder_waits_for_younger(top))
+				break;
+			CHECK_FOR_INTERRUPTS();
+			pg_usleep(sleep_us);
+			sleep_us = Min(sleep_us * 2, 1000);
+		}
 	}
+	PG_FINALLY();
+	{
+		publish_row_lock_wait(InvalidTransactionId);
+	}
+	PG_END_TRY();
+	return ended;
+}
+
+/* An older transaction waits for a younger holder in the lock manager. */
+static void
+wait_for_younger_holder(Relation rel, ItemPointer tid, TransactionId holder,
+						TransactionId top, XLTW_Oper oper)
+{
+	publish_row_lock_wait(top);
+	PG_TRY();
+	{
+		XactLockTableWait(holder, rel, tid, oper);
+	}
+	PG_FINALLY();
+	{
+		publish_row_lock_wait(InvalidTransactionId);
+	}
+	PG_END_TRY();
 }
 
 typedef enum RowLockAttempt
@@ -1171,6 +1242,8 @@ static bool
 wait_for_row_lock_holder(Relation rel, ItemPointer tid, TransactionId holder,
 						 TransactionId *last_holder, RowLockAttempt what)
 {
+	TransactionId top;
+
 	if (!TransactionIdIsNormal(holder) || holder == *last_holder ||
 		TransactionIdIsCurrentTransactionId(holder))
 		return false;
@@ -1181,11 +1254,12 @@ wait_for_row_lock_holder(Relation rel, ItemPointer tid, TransactionId holder,
 		return true;
 	}
 	fps_atomic_add(&fps_counters->row_lock_waits, 1);
-	if (may_wait_for(holder))
-		XactLockTableWait(holder, rel, tid,
-						  what == ROW_UPDATE ? XLTW_Update :
-						  what == ROW_DELETE ? XLTW_Delete : XLTW_Lock);
-	else if (!wait_briefly_for(holder))
+	top = SubTransGetTopmostTransaction(holder);
+	if (may_wait_for(top))
+		wait_for_younger_holder(rel, tid, holder, top,
+								what == ROW_UPDATE ? XLTW_Update :
+								what == ROW_DELETE ? XLTW_Delete : XLTW_Lock);
+	else if (!wait_while_holder_runs(holder, top))
 		fps_abort(FPS_ABORT_WAIT_DIE, RelationGetRelid(rel));
 	*last_holder = holder;
 	return true;

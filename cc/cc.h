@@ -20,6 +20,7 @@
 
 #include "access/tableam.h"
 #include "executor/tuptable.h"
+#include "port/atomics.h"
 #include "utils/relcache.h"
 #include "utils/snapshot.h"
 #include "utils/timestamp.h"
@@ -94,6 +95,9 @@ typedef struct FpsSharedCounters
 
 extern FPSketch *fps_sketch;
 extern FpsSharedCounters *fps_counters;
+
+/* wait-die: per PGPROC, the transaction its backend waits for, or 0 */
+extern pg_atomic_uint32 *fps_row_lock_waits_for;
 
 extern void fps_require_shmem(void);
 
