@@ -1113,23 +1113,30 @@ fps_scan_sample_next_tuple(TableScanDesc scan, struct SampleScanState *scanstate
 /*
  * fpsketch.wait_policy = wait_die.  An older transaction (its top-level
  * transaction ID precedes the holder's) waits for a younger holder in the
- * lock manager for as long as it takes.  A younger one polls: it waits at
- * least fpsketch.wait_die_timeout and then for as long as the older holder
- * is not itself waiting for a transaction younger than the holder; once it
- * is (or waits for something fpsketch cannot see into), the younger one dies
- * with 40001.
+ * lock manager for as long as it takes.  A younger one polls, and once it
+ * has waited fpsketch.wait_die_timeout it follows the chain of waits that
+ * starts at its holder (whom the holder waits for, whom that one waits
+ * for, ...): if the chain comes back to the younger waiter, or enters a
+ * wait fpsketch cannot follow, the younger one dies with 40001.
  *
  * Why no deadlock survives: going round a cycle of waits, ages cannot only
- * decrease, nor only increase, so somewhere a younger-for-older wait is
- * followed by an older-for-younger one.  The waiter of the first sees the
- * second through the holder's slot in fps_row_lock_waits_for and dies
- * within wait_die_timeout plus one poll.  A young waiter behind a holder
- * that is merely running (the usual short wait behind a hot row) never
- * dies, so the update still ends in re-evaluation rather than an abort.
+ * decrease, so the cycle has a younger-for-older wait, and its waiter finds
+ * the cycle within wait_die_timeout plus one poll.  Only cycles kill: a
+ * younger transaction behind an older holder that is running, or waiting
+ * for someone who is, waits like heap's, and its UPDATE still ends in
+ * re-evaluation rather than an abort.
  *
- * The slots are hints re-read at every poll: each backend writes only its
- * own, and clears it however its wait ends (PG_FINALLY).
+ * Each backend publishes the top-level transaction it waits for in its own
+ * slot of fps_row_lock_waits_for, and clears it however its wait ends
+ * (PG_FINALLY).  Readers take the slots without a lock: they are hints,
+ * re-read at every poll, so a cycle (which does not go away by itself) is
+ * seen at a later poll if a race hides it from one, and a race that makes
+ * a cycle appear costs one needless retry, never correctness.
  */
+
+/* chains longer than this are taken for cycles */
+#define FPS_MAX_WAIT_CHAIN 64
+
 static bool
 may_wait_for(TransactionId holder)
 {
@@ -1141,36 +1148,44 @@ may_wait_for(TransactionId holder)
 }
 
 static inline void
-publish_row_lock_wait(TransactionId holder)
+publish_row_lock_wait(TransactionId awaited)
 {
-	pg_atomic_write_u32(&fps_row_lock_waits_for[MyProc->pgprocno], holder);
+	pg_atomic_write_u32(&fps_row_lock_waits_for[MyProc->pgprocno], awaited);
 }
 
 /*
- * Is holder (a top-level transaction ID) waiting for a transaction younger
- * than itself, or in a wait fpsketch cannot see into (a heavyweight lock it
- * did not take through wait-die)?  False when it is running or has ended.
+ * Does the chain of waits that starts at holder (a top-level transaction
+ * ID) lead back to this transaction, or into a wait fpsketch cannot follow
+ * (a heavyweight lock it did not take through wait-die)?  False when the
+ * chain ends at a transaction that is running or has ended.
  */
 static bool
-holder_waits_for_younger(TransactionId holder)
+wait_closes_cycle(TransactionId holder)
 {
-	int			pid = BackendXidGetPid(holder);
-	PGPROC	   *proc = pid != 0 ? BackendPidGetProc(pid) : NULL;
-	TransactionId awaited;
+	TransactionId me = GetTopTransactionIdIfAny();
 
-	if (proc == NULL)
-		return false;
-	awaited = pg_atomic_read_u32(&fps_row_lock_waits_for[proc->pgprocno]);
-	if (TransactionIdIsValid(awaited))
-		return TransactionIdPrecedes(holder, awaited);
-	return proc->waitLock != NULL;
+	for (int hops = 0; hops < FPS_MAX_WAIT_CHAIN; hops++)
+	{
+		int			pid = BackendXidGetPid(holder);
+		PGPROC	   *proc = pid != 0 ? BackendPidGetProc(pid) : NULL;
+		TransactionId awaited;
+
+		if (proc == NULL)
+			return false;
+		awaited = pg_atomic_read_u32(&fps_row_lock_waits_for[proc->pgprocno]);
+		if (!TransactionIdIsValid(awaited))
+			return proc->waitLock != NULL;
+		if (TransactionIdEquals(awaited, me))
+			return true;
+		holder = awaited;
+	}
+	return true;
 }
 
 /*
  * Poll until holder (a transaction or subtransaction, top its top-level
- * transaction) ends (true) or this younger transaction must die (false): at
- * least fpsketch.wait_die_timeout has passed and the older holder waits for
- * a younger transaction.
+ * transaction) ends (true) or this younger transaction must die (false): it
+ * has waited at least fpsketch.wait_die_timeout and its wait closes a cycle.
  */
 static bool
 wait_while_holder_runs(TransactionId holder, TransactionId top)
@@ -1191,7 +1206,7 @@ wait_while_holder_runs(TransactionId holder, TransactionId top)
 			}
 			if (TimestampDifferenceExceeds(start, GetCurrentTimestamp(),
 										   fps_wait_die_timeout_ms) &&
-				holder_waits_for_younger(top))
+				wait_closes_cycle(top))
 				break;
 			CHECK_FOR_INTERRUPTS();
 			pg_usleep(sleep_us);

@@ -6,6 +6,8 @@
 #      waiting) waits for as long as that takes, far beyond
 #      fpsketch.wait_die_timeout, and then re-evaluates its UPDATE: no
 #      abort, both increments kept;
+#  (f) the same behind an older holder that itself waits for a younger,
+#      running transaction: no cycle, so nobody dies;
 #  (b) a deadlock, younger-for-older wait first: T1 (older) holds row 1,
 #      T2 (younger) holds row 2 and waits for row 1; once T1 waits for row 2
 #      T2 dies with 40001 (reason wait_die) within wait_die_timeout plus a
@@ -93,6 +95,33 @@ reset_rows();
 	is(rows(), '1=11 2=0 3=0', '(a) both increments kept (re-evaluated on the new version)');
 	$s1->close;
 	$s2->close;
+}
+
+# ---------------------------------------------------------------------------
+# (f) T2 waits for T1 (older), which waits for T3 (younger, running): a
+# chain, not a cycle
+# ---------------------------------------------------------------------------
+reset_rows();
+{
+	my @s = map { FpsTest::Session->new($node, options => $opts) } 1 .. 3;
+	begin_in_order(@s);
+	$s[0]->query('UPDATE wd SET v = v + 1 WHERE k = 1');
+	$s[2]->query('UPDATE wd SET v = v + 100 WHERE k = 3');
+	$s[0]->send('UPDATE wd SET v = v + 1 WHERE k = 3');
+	usleep(100_000);
+	$s[1]->send('UPDATE wd SET v = v + 10 WHERE k = 1');
+	usleep(500_000);
+	ok(!$s[0]->done && !$s[1]->done,
+		'(f) T1 waits for the younger T3, T2 for T1, after 50x wait_die_timeout');
+	$s[2]->query('COMMIT');
+	my ($e1) = finish_within($s[0], 30);
+	is($e1, '', '(f) T1 gets T3\'s row once T3 commits');
+	$s[0]->query('COMMIT');
+	my ($e2) = finish_within($s[1], 30);
+	is($e2, '', '(f) T2 gets T1\'s row once T1 commits: nobody died');
+	$s[1]->query('COMMIT');
+	is(rows(), '1=11 2=0 3=101', '(f) all three committed, every increment kept');
+	$_->close for @s;
 }
 
 # ---------------------------------------------------------------------------
