@@ -51,7 +51,7 @@ CREATE FUNCTION fpsketch_stats(
     OUT aborts_sto_read_too_late bigint,
     OUT aborts_sto_write_too_late bigint,
     OUT aborts_sto_waited_for_writer bigint,
-    OUT aborts_wait_die bigint,
+    OUT aborts_wait_cycle bigint,
     OUT lock_waits bigint,
     OUT floor_raises bigint,
     OUT phantom_relation_reads bigint,

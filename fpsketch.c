@@ -52,8 +52,7 @@ bool		fps_prefix_predicates = true;
 bool		fps_reevaluate_updates = true;
 bool		fps_column_groups_enabled = true;
 bool		fps_prefer_index_scans = true;
-int			fps_wait_policy = FPS_WAIT_BLOCK;
-int			fps_wait_die_timeout_ms = 10;
+int			fps_wait_policy = FPS_WAIT_CYCLE_CHECK;
 int			fps_escalation_threshold = 1000;
 static int	fps_variant = FPS_VARIANT_FOCUS_SKETCH;
 static int	fps_sketch_size_kb = 32;
@@ -68,7 +67,7 @@ static const struct config_enum_entry protocol_options[] = {
 };
 
 static const struct config_enum_entry wait_policy_options[] = {
-	{"wait_die", FPS_WAIT_DIE, false},
+	{"cycle_check", FPS_WAIT_CYCLE_CHECK, false},
 	{"block", FPS_WAIT_BLOCK, false},
 	{NULL, 0, false}
 };
@@ -141,7 +140,7 @@ fps_require_shmem(void)
 
 /*
  * One slot per PGPROC: the transaction a backend waits for under
- * fpsketch.wait_policy = wait_die (see fpsketch_am.c).  Each backend writes
+ * fpsketch.wait_policy = cycle_check (see fpsketch_am.c).  Each backend writes
  * only its own slot; others read it without a lock, as a hint that they
  * re-read while they poll.
  */
@@ -553,15 +552,10 @@ _PG_init(void)
 							 &fps_column_groups_enabled, true,
 							 PGC_POSTMASTER, 0, NULL, NULL, NULL);
 	DefineCustomEnumVariable("fpsketch.wait_policy",
-							 "How a transaction waits for a row locked by another writer of an fpsketch table.",
-							 "wait_die: an older transaction (smaller transaction ID) waits for a younger one as long as it takes, a younger one for an older one as long as that one is not itself waiting for a younger transaction, and at least fpsketch.wait_die_timeout, so deadlocks end within that time; block: wait like heap, deadlocks are found after deadlock_timeout.",
-							 &fps_wait_policy, FPS_WAIT_BLOCK, wait_policy_options,
+							 "How transactions on fpsketch tables wait for each other's row locks.",
+							 "cycle_check: a transaction about to wait follows the chain of row-lock waits from the holder and fails at once with 40001 if the chain leads back to it (a deadlock), instead of waiting deadlock_timeout for the deadlock detector; block: wait like heap.",
+							 &fps_wait_policy, FPS_WAIT_CYCLE_CHECK, wait_policy_options,
 							 PGC_USERSET, 0, NULL, NULL, NULL);
-	DefineCustomIntVariable("fpsketch.wait_die_timeout",
-							"Shortest wait of a younger transaction for a row lock held by an older one under wait_die before it may die.",
-							"Then it fails with 40001; 0 makes it fail at once.  Every deadlock among fpsketch writers ends within this time.",
-							&fps_wait_die_timeout_ms, 10, 0, INT_MAX,
-							PGC_USERSET, GUC_UNIT_MS, NULL, NULL, NULL);
 	DefineCustomBoolVariable("fpsketch.prefer_index_scans",
 							 "Plan index scans instead of sequential scans of fpsketch tables whenever an index restricts the rows read.",
 							 "A sequential scan reads, and so conflicts with writes to, every row of the table, however few rows pass its filter.",

@@ -1108,44 +1108,38 @@ fps_scan_sample_next_tuple(TableScanDesc scan, struct SampleScanState *scanstate
 	return true;
 }
 
-/* ---- waits for row locks (wait-die) ---- */
+/* ---- waits for row locks (cycle_check) ---- */
 
 /*
- * fpsketch.wait_policy = wait_die.  An older transaction (its top-level
- * transaction ID precedes the holder's) waits for a younger holder in the
- * lock manager for as long as it takes.  A younger one polls, and once it
- * has waited fpsketch.wait_die_timeout it follows the chain of waits that
- * starts at its holder (whom the holder waits for, whom that one waits
- * for, ...): if the chain comes back to the younger waiter, or enters a
- * wait fpsketch cannot follow, the younger one dies with 40001.
+ * fpsketch.wait_policy = cycle_check.  Heap finds a deadlock only after a
+ * waiter has slept deadlock_timeout (1 s by default), which under skewed
+ * write-heavy load costs more than all the work done.  Here UPDATE, DELETE
+ * and row locks first try without waiting; a transaction that must wait
+ * publishes whom it waits for, then follows the chain of published waits
+ * from its holder (whom the holder waits for, whom that one waits for, ...).
+ * If the chain comes back to it, the wait would close a cycle: it fails at
+ * once with 40001 instead.  Otherwise it waits in the lock manager, like
+ * heap, so a row's next writer is woken the moment the holder ends and its
+ * UPDATE can still end in re-evaluation.
  *
- * Why no deadlock survives: going round a cycle of waits, ages cannot only
- * decrease, so the cycle has a younger-for-older wait, and its waiter finds
- * the cycle within wait_die_timeout plus one poll.  Only cycles kill: a
- * younger transaction behind an older holder that is running, or waiting
- * for someone who is, waits like heap's, and its UPDATE still ends in
- * re-evaluation rather than an abort.
+ * Why every cycle of such waits is refused: the cycle is closed by the last
+ * of its waits to be published, and each waiter publishes, then issues a
+ * full memory barrier, then looks.  Of any two waits, the later to publish
+ * therefore sees the earlier; the last of a cycle sees all the others.  Two
+ * waits closing one cycle at the same moment may both refuse: one needless
+ * retry, never a deadlock.
  *
- * Each backend publishes the top-level transaction it waits for in its own
- * slot of fps_row_lock_waits_for, and clears it however its wait ends
- * (PG_FINALLY).  Readers take the slots without a lock: they are hints,
- * re-read at every poll, so a cycle (which does not go away by itself) is
- * seen at a later poll if a race hides it from one, and a race that makes
- * a cycle appear costs one needless retry, never correctness.
+ * Each backend writes only its own slot of fps_row_lock_waits_for and
+ * clears it however its wait ends (PG_FINALLY); others read the slots
+ * without a lock.  A slot that is stale by the time it is read can only
+ * make a cycle appear (a needless retry) or hide one that is not yet
+ * closed, whose closing waiter will look again.  Waits that fpsketch does
+ * not publish (heap's own for MultiXacts and key-share lockers, table locks)
+ * end a chain: cycles through them are left to PostgreSQL's detector.
  */
 
-/* chains longer than this are taken for cycles */
+/* chains longer than this are not followed (taken for no cycle) */
 #define FPS_MAX_WAIT_CHAIN 64
-
-static bool
-may_wait_for(TransactionId holder)
-{
-	TransactionId me = GetTopTransactionIdIfAny();
-
-	if (!TransactionIdIsValid(me))
-		return true;
-	return TransactionIdPrecedes(me, holder);
-}
 
 static inline void
 publish_row_lock_wait(TransactionId awaited)
@@ -1154,79 +1148,52 @@ publish_row_lock_wait(TransactionId awaited)
 }
 
 /*
- * Does the chain of waits that starts at holder (a top-level transaction
- * ID) lead back to this transaction, or into a wait fpsketch cannot follow
- * (a heavyweight lock it did not take through wait-die)?  False when the
- * chain ends at a transaction that is running or has ended.
+ * Does the chain of published waits that starts at holder (a top-level
+ * transaction ID) lead back to this transaction, me?
  */
 static bool
-wait_closes_cycle(TransactionId holder)
+wait_closes_cycle(TransactionId me, TransactionId holder)
 {
-	TransactionId me = GetTopTransactionIdIfAny();
-
 	for (int hops = 0; hops < FPS_MAX_WAIT_CHAIN; hops++)
 	{
 		int			pid = BackendXidGetPid(holder);
 		PGPROC	   *proc = pid != 0 ? BackendPidGetProc(pid) : NULL;
-		TransactionId awaited;
 
 		if (proc == NULL)
-			return false;
-		awaited = pg_atomic_read_u32(&fps_row_lock_waits_for[proc->pgprocno]);
-		if (!TransactionIdIsValid(awaited))
-			return proc->waitLock != NULL;
-		if (TransactionIdEquals(awaited, me))
+			return false;		/* ended */
+		holder = pg_atomic_read_u32(&fps_row_lock_waits_for[proc->pgprocno]);
+		if (!TransactionIdIsValid(holder))
+			return false;		/* running, or in a wait we do not follow */
+		if (TransactionIdEquals(holder, me))
 			return true;
-		holder = awaited;
 	}
-	return true;
+	return false;
 }
 
 /*
- * Poll until holder (a transaction or subtransaction, top its top-level
- * transaction) ends (true) or this younger transaction must die (false): it
- * has waited at least fpsketch.wait_die_timeout and its wait closes a cycle.
+ * Wait for holder (a transaction or subtransaction; top, its top-level
+ * transaction) in the lock manager, unless the wait would close a cycle
+ * (false).
  */
 static bool
-wait_while_holder_runs(TransactionId holder, TransactionId top)
+wait_unless_cycle(Relation rel, ItemPointer tid, TransactionId holder,
+				  TransactionId top, XLTW_Oper oper)
 {
-	TimestampTz start = GetCurrentTimestamp();
-	long		sleep_us = 20;
-	bool		ended = false;
+	TransactionId me = GetTopTransactionIdIfAny();
 
-	publish_row_lock_wait(top);
-	PG_TRY();
+	if (!TransactionIdIsValid(me))
 	{
-		for (;;)
-		{
-			if (ConditionalXactLockTableWait(holder))
-			{
-				ended = true;
-				break;
-			}
-			if (TimestampDifferenceExceeds(start, GetCurrentTimestamp(),
-										   fps_wait_die_timeout_ms) &&
-				wait_closes_cycle(top))
-				break;
-			CHECK_FOR_INTERRUPTS();
-			pg_usleep(sleep_us);
-			sleep_us = Min(sleep_us * 2, 1000);
-		}
+		/* nobody can be waiting for a transaction without an ID */
+		XactLockTableWait(holder, rel, tid, oper);
+		return true;
 	}
-	PG_FINALLY();
+	publish_row_lock_wait(top);
+	pg_memory_barrier();
+	if (wait_closes_cycle(me, top))
 	{
 		publish_row_lock_wait(InvalidTransactionId);
+		return false;
 	}
-	PG_END_TRY();
-	return ended;
-}
-
-/* An older transaction waits for a younger holder in the lock manager. */
-static void
-wait_for_younger_holder(Relation rel, ItemPointer tid, TransactionId holder,
-						TransactionId top, XLTW_Oper oper)
-{
-	publish_row_lock_wait(top);
 	PG_TRY();
 	{
 		XactLockTableWait(holder, rel, tid, oper);
@@ -1236,6 +1203,7 @@ wait_for_younger_holder(Relation rel, ItemPointer tid, TransactionId holder,
 		publish_row_lock_wait(InvalidTransactionId);
 	}
 	PG_END_TRY();
+	return true;
 }
 
 typedef enum RowLockAttempt
@@ -1251,14 +1219,12 @@ typedef enum RowLockAttempt
  * (true); or have the caller make the blocking call heap would have made
  * (false: the holder is not a plain transaction, e.g. a MultiXact of
  * lockers, or our own lock, or it is still there after we waited for it).
- * Dies with 40001 if the holder is older and does not end in time.
+ * Fails with 40001 if the wait would close a cycle of waits.
  */
 static bool
 wait_for_row_lock_holder(Relation rel, ItemPointer tid, TransactionId holder,
 						 TransactionId *last_holder, RowLockAttempt what)
 {
-	TransactionId top;
-
 	if (!TransactionIdIsNormal(holder) || holder == *last_holder ||
 		TransactionIdIsCurrentTransactionId(holder))
 		return false;
@@ -1269,13 +1235,10 @@ wait_for_row_lock_holder(Relation rel, ItemPointer tid, TransactionId holder,
 		return true;
 	}
 	fps_atomic_add(&fps_counters->row_lock_waits, 1);
-	top = SubTransGetTopmostTransaction(holder);
-	if (may_wait_for(top))
-		wait_for_younger_holder(rel, tid, holder, top,
-								what == ROW_UPDATE ? XLTW_Update :
-								what == ROW_DELETE ? XLTW_Delete : XLTW_Lock);
-	else if (!wait_while_holder_runs(holder, top))
-		fps_abort(FPS_ABORT_WAIT_DIE, RelationGetRelid(rel));
+	if (!wait_unless_cycle(rel, tid, holder, SubTransGetTopmostTransaction(holder),
+						   what == ROW_UPDATE ? XLTW_Update :
+						   what == ROW_DELETE ? XLTW_Delete : XLTW_Lock))
+		fps_abort(FPS_ABORT_WAIT_CYCLE, RelationGetRelid(rel));
 	*last_holder = holder;
 	return true;
 }
@@ -1289,36 +1252,64 @@ wait_for_row_lock_holder(Relation rel, ItemPointer tid, TransactionId holder,
  * and heap_delete without waiting report any locker at all.
  */
 static TransactionId
-conflicting_row_locker(Relation rel, ItemPointer tid)
+conflicting_row_locker(Relation rel, ItemPointer tid, bool follow_updates)
 {
-	Buffer		buf = ReadBuffer(rel, ItemPointerGetBlockNumber(tid));
-	Page		page;
-	ItemId		lp;
-	TransactionId xid = InvalidTransactionId;
+	ItemPointerData cur = *tid;
+	TransactionId prior_xmax = InvalidTransactionId;
 
-	LockBuffer(buf, BUFFER_LOCK_SHARE);
-	page = BufferGetPage(buf);
-	lp = PageGetItemId(page, ItemPointerGetOffsetNumber(tid));
-	if (ItemIdIsNormal(lp))
+	for (int hops = 0; hops < FPS_MAX_WAIT_CHAIN; hops++)
 	{
-		HeapTupleHeader htup = (HeapTupleHeader) PageGetItem(page, lp);
-		uint16		infomask = htup->t_infomask;
+		Buffer		buf = ReadBuffer(rel, ItemPointerGetBlockNumber(&cur));
+		Page		page;
+		ItemId		lp;
+		TransactionId xid = InvalidTransactionId;
+		bool		next = false;
 
-		if (!(infomask & HEAP_XMAX_INVALID) && !(infomask & HEAP_XMAX_IS_MULTI) &&
-			!(HEAP_XMAX_IS_LOCKED_ONLY(infomask) && HEAP_XMAX_IS_KEYSHR_LOCKED(infomask)))
-			xid = HeapTupleHeaderGetRawXmax(htup);
+		LockBuffer(buf, BUFFER_LOCK_SHARE);
+		page = BufferGetPage(buf);
+		lp = PageGetItemId(page, ItemPointerGetOffsetNumber(&cur));
+		if (ItemPointerGetOffsetNumber(&cur) <= PageGetMaxOffsetNumber(page) &&
+			ItemIdIsNormal(lp))
+		{
+			HeapTupleHeader htup = (HeapTupleHeader) PageGetItem(page, lp);
+			uint16		infomask = htup->t_infomask;
+
+			if (TransactionIdIsValid(prior_xmax) &&
+				!TransactionIdEquals(HeapTupleHeaderGetXmin(htup), prior_xmax))
+				;				/* the chain was broken by pruning: give up */
+			else if (!(infomask & HEAP_XMAX_INVALID) && !(infomask & HEAP_XMAX_IS_MULTI) &&
+					 !(HEAP_XMAX_IS_LOCKED_ONLY(infomask) && HEAP_XMAX_IS_KEYSHR_LOCKED(infomask)))
+			{
+				xid = HeapTupleHeaderGetRawXmax(htup);
+
+				/*
+				 * A committed or aborted updater: with follow_updates, the
+				 * lock that blocked us is on a newer version.
+				 */
+				if (follow_updates && !HEAP_XMAX_IS_LOCKED_ONLY(infomask) &&
+					!ItemPointerEquals(&htup->t_ctid, &cur) &&
+					!TransactionIdIsInProgress(xid))
+				{
+					prior_xmax = xid;
+					cur = htup->t_ctid;
+					next = true;
+				}
+			}
+		}
+		UnlockReleaseBuffer(buf);
+		if (!next)
+			return xid;
 	}
-	UnlockReleaseBuffer(buf);
-	return xid;
+	return InvalidTransactionId;
 }
 
-/* Should waits for rel's row locks follow wait-die? */
+/* Should waits for rel's row locks be checked for cycles? */
 static bool
-wait_die_applies(Relation rel)
+cycle_check_applies(Relation rel)
 {
 	FpsRelInfo *info;
 
-	return fps_wait_policy == FPS_WAIT_DIE && fps_tracking_active(rel, &info);
+	return fps_wait_policy == FPS_WAIT_CYCLE_CHECK && fps_tracking_active(rel, &info);
 }
 
 /*
@@ -1334,9 +1325,10 @@ fps_tuple_lock(Relation rel, ItemPointer tid, Snapshot snapshot,
 {
 	TM_Result	result;
 
-	if (wait_policy == LockWaitBlock && wait_die_applies(rel))
+	if (wait_policy == LockWaitBlock && cycle_check_applies(rel))
 	{
 		TransactionId last_holder = InvalidTransactionId;
+		TransactionId holder;
 
 		for (;;)
 		{
@@ -1344,7 +1336,16 @@ fps_tuple_lock(Relation rel, ItemPointer tid, Snapshot snapshot,
 											  LockWaitSkip, flags, tmfd);
 			if (result != TM_WouldBlock)
 				break;
-			if (!wait_for_row_lock_holder(rel, tid, tmfd->xmax, &last_holder, ROW_LOCK))
+
+			/*
+			 * Following the update chain, heap names the updater of the
+			 * version it started from, which has ended: the holder is the
+			 * locker of a newer version.
+			 */
+			holder = tmfd->xmax;
+			if (!TransactionIdIsValid(holder) || !TransactionIdIsInProgress(holder))
+				holder = conflicting_row_locker(rel, tid, true);
+			if (!wait_for_row_lock_holder(rel, tid, holder, &last_holder, ROW_LOCK))
 			{
 				result = heap_routine->tuple_lock(rel, tid, snapshot, slot, cid, mode,
 												  LockWaitBlock, flags, tmfd);
@@ -1420,7 +1421,7 @@ fps_tuple_delete(Relation rel, ItemPointer tid, CommandId cid,
 {
 	TM_Result	result;
 
-	if (wait && wait_die_applies(rel))
+	if (wait && cycle_check_applies(rel))
 	{
 		TransactionId last_holder = InvalidTransactionId;
 
@@ -1430,7 +1431,7 @@ fps_tuple_delete(Relation rel, ItemPointer tid, CommandId cid,
 												false, tmfd, changingPart);
 			if (result != TM_BeingModified)
 				break;
-			if (!wait_for_row_lock_holder(rel, tid, conflicting_row_locker(rel, tid),
+			if (!wait_for_row_lock_holder(rel, tid, conflicting_row_locker(rel, tid, false),
 										  &last_holder, ROW_DELETE))
 			{
 				result = heap_routine->tuple_delete(rel, tid, cid, snapshot, crosscheck,
@@ -1459,7 +1460,7 @@ fps_tuple_update(Relation rel, ItemPointer otid, TupleTableSlot *slot,
 	ItemPointerData old_tid = *otid;
 	TM_Result	result;
 
-	if (wait && wait_die_applies(rel))
+	if (wait && cycle_check_applies(rel))
 	{
 		TransactionId last_holder = InvalidTransactionId;
 
@@ -1470,7 +1471,7 @@ fps_tuple_update(Relation rel, ItemPointer otid, TupleTableSlot *slot,
 												update_indexes);
 			if (result != TM_BeingModified)
 				break;
-			if (!wait_for_row_lock_holder(rel, otid, conflicting_row_locker(rel, otid),
+			if (!wait_for_row_lock_holder(rel, otid, conflicting_row_locker(rel, otid, false),
 										  &last_holder, ROW_UPDATE))
 			{
 				result = heap_routine->tuple_update(rel, otid, slot, cid, snapshot,

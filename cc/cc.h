@@ -42,13 +42,12 @@ extern bool fps_reevaluate_updates;
 extern bool fps_column_groups_enabled;
 extern bool fps_prefer_index_scans;
 extern int	fps_wait_policy;
-extern int	fps_wait_die_timeout_ms;
 
 /* fpsketch.wait_policy */
 typedef enum FpsWaitPolicy
 {
-	FPS_WAIT_DIE,
-	FPS_WAIT_BLOCK
+	FPS_WAIT_CYCLE_CHECK,		/* refuse a row-lock wait that closes a cycle */
+	FPS_WAIT_BLOCK				/* heap's waits and deadlock detector */
 } FpsWaitPolicy;
 
 /* ---- shared state (fpsketch.c) ---- */
@@ -71,7 +70,7 @@ typedef enum FpsAbortReason
 	FPS_ABORT_STO_READ_TOO_LATE,	/* STO: a younger transaction wrote it */
 	FPS_ABORT_STO_WRITE_TOO_LATE,	/* STO: a younger transaction read or wrote it */
 	FPS_ABORT_STO_WAITED_FOR_WRITER,	/* STO: the older writer waited for committed */
-	FPS_ABORT_WAIT_DIE,			/* would wait for an older row-lock holder */
+	FPS_ABORT_WAIT_CYCLE,		/* a row-lock wait would close a cycle */
 	FPS_NUM_ABORT_REASONS
 } FpsAbortReason;
 
@@ -90,13 +89,13 @@ typedef struct FpsSharedCounters
 	volatile fps_u64 sto_clock;		/* STO: the next transaction timestamp */
 	volatile fps_u64 sto_writer_waits;	/* STO: reads that waited for a writer */
 	volatile fps_u64 reevaluations;	/* EvalPlanQual on a newer version allowed */
-	volatile fps_u64 row_lock_waits;	/* wait-die: waits for a younger holder */
+	volatile fps_u64 row_lock_waits;	/* cycle_check: waits for a row lock */
 } FpsSharedCounters;
 
 extern FPSketch *fps_sketch;
 extern FpsSharedCounters *fps_counters;
 
-/* wait-die: per PGPROC, the transaction its backend waits for, or 0 */
+/* cycle_check: per PGPROC, the transaction its backend waits for, or 0 */
 extern pg_atomic_uint32 *fps_row_lock_waits_for;
 
 extern void fps_require_shmem(void);

@@ -70,7 +70,7 @@ static const char *const abort_detail[FPS_NUM_ABORT_REASONS] = {
 	[FPS_ABORT_STO_READ_TOO_LATE] = "A row or predicate of relation \"%s\" was written by a younger transaction (timestamp ordering: read too late).",
 	[FPS_ABORT_STO_WRITE_TOO_LATE] = "A row or predicate of relation \"%s\" was read or written by a younger transaction (timestamp ordering: write too late).",
 	[FPS_ABORT_STO_WAITED_FOR_WRITER] = "An older transaction's write of a row of relation \"%s\" committed while this transaction waited to read it.",
-	[FPS_ABORT_WAIT_DIE] = "A row of relation \"%s\" is locked by an older transaction that is itself waiting for a younger one (fpsketch.wait_policy = wait_die).",
+	[FPS_ABORT_WAIT_CYCLE] = "Waiting for the lock on a row of relation \"%s\" would close a cycle of waits (a deadlock) among transactions on fpsketch tables.",
 };
 
 /*

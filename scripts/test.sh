@@ -8,7 +8,7 @@
 #   3. TAP tests (t/): bad input, server restarts
 #   4. the randomized serializability checker (fpsketch: no cycle; heap
 #      READ COMMITTED: at least one)
-#      and again with fpsketch.wait_policy = wait_die
+#      and again with fpsketch.wait_policy = block (heap's row-lock waits)
 #   5. pgbench TPC-B-like on fpsketch tables: zero client errors, no pin or
 #      lock bit left behind
 # Ends with "N passed, M failed" over all test cases.
@@ -130,10 +130,10 @@ fi
 echo "== randomized serializability checker"
 run_checker "checker" checker.log 30
 
-echo "== randomized serializability checker, fpsketch.wait_policy = wait_die"
-PGOPTIONS="-c fpsketch.wait_policy=wait_die" run_checker "checker (wait_die)" checker-wait-die.log 6 \
+echo "== randomized serializability checker, fpsketch.wait_policy = block"
+PGOPTIONS="-c fpsketch.wait_policy=block" run_checker "checker (block)" checker-block.log 6 \
 	--fps-seconds 10 --pred-fps-seconds 10 --heap-seconds 5 --pred-heap-seconds 4 \
-	--out "${TMPDIR:-/tmp}/fpsketch-checker-wait-die"
+	--out "${TMPDIR:-/tmp}/fpsketch-checker-block"
 
 echo "== pgbench TPC-B-like on fpsketch (16 clients, 20 s, --max-tries=10)"
 scripts/pgbench_smoke.sh >"$LOG/pgbench.log" 2>&1

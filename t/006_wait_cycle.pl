@@ -1,21 +1,23 @@
-# 006_wait_die.pl: fpsketch.wait_policy = wait_die, with timings the
-# isolation tester cannot show (a younger transaction's wait polls, which
-# pg_isolation_test_session_is_blocked does not see).
+# 006_wait_cycle.pl: fpsketch.wait_policy = cycle_check (the default), with
+# chains longer than an isolation spec shows and with timings.
+# deadlock_timeout is 10 s here: a cycle left to PostgreSQL's detector would
+# take that long and count in pg_stat_database.deadlocks.
 #
-#  (a) a younger transaction behind an older holder that is running (not
-#      waiting) waits for as long as that takes, far beyond
-#      fpsketch.wait_die_timeout, and then re-evaluates its UPDATE: no
-#      abort, both increments kept;
-#  (f) the same behind an older holder that itself waits for a younger,
-#      running transaction: no cycle, so nobody dies;
-#  (b) a deadlock, younger-for-older wait first: T1 (older) holds row 1,
-#      T2 (younger) holds row 2 and waits for row 1; once T1 waits for row 2
-#      T2 dies with 40001 (reason wait_die) within wait_die_timeout plus a
-#      poll, well before deadlock_timeout (10 s here); T1 commits;
-#  (c) the same deadlock, older-for-younger wait first;
-#  (d) a three-transaction cycle T1 -> T2 -> T3 -> T1 ends the same way;
-#  (e) under block, the same deadlock waits for the detector (40P01).
-# No case may produce a 40P01 under wait_die, and nothing stays pinned.
+#  (a) a transaction behind a running holder waits for as long as that
+#      takes, then re-evaluates its UPDATE: no abort, both increments kept;
+#  (f) T2 waits for T1, which waits for T3, which runs: a chain, not a
+#      cycle, so nobody fails;
+#  (b) the two-row deadlock: T2 waits for T1, then T1's wait for T2 would
+#      close the cycle: T1 fails at once with 40001 (reason wait_cycle),
+#      T2 commits;
+#  (c) the same, the other wait first: T2 fails;
+#  (d) a cycle of three, T1 -> T2 -> T3 -> T1: T3, which closes it, fails;
+#  (g) 12 pgbench clients updating 4 of 10 rows each in random order for
+#      4 s: many cycles, every one refused at once (40001), none reaches
+#      the deadlock detector, and the row totals add up;
+#  (e) control: under block the same deadlock waits for the detector
+#      (40P01).
+# Afterwards nothing is pinned and no lock bit leaked.
 
 use strict;
 use warnings;
@@ -28,11 +30,11 @@ use PostgreSQL::Test::Utils;
 use Test::More;
 use Time::HiRes qw(usleep time);
 
-my $node = fps_node('fps_wait_die', conf => "deadlock_timeout = 10s");
+my $node = fps_node('fps_wait_cycle', conf => "deadlock_timeout = 10s");
 $node->safe_psql('postgres',
 	q{CREATE TABLE wd (k int PRIMARY KEY, v int NOT NULL) USING fpsketch;});
 
-my $opts = '-c fpsketch.wait_policy=wait_die -c fpsketch.wait_die_timeout=10ms';
+my $opts = '-c fpsketch.wait_policy=cycle_check';
 
 sub reset_rows
 {
@@ -76,7 +78,7 @@ sub finish_within
 my $deadlocks0 = deadlocks();
 
 # ---------------------------------------------------------------------------
-# (a) younger behind a running older holder: waits, does not die
+# (a) behind a running holder: waits, does not fail
 # ---------------------------------------------------------------------------
 reset_rows();
 {
@@ -85,11 +87,11 @@ reset_rows();
 	begin_in_order($s1, $s2);
 	$s1->query('UPDATE wd SET v = v + 1 WHERE k = 1');
 	$s2->send('UPDATE wd SET v = v + 10 WHERE k = 1');
-	usleep(500_000);    # 50 times wait_die_timeout
-	ok(!$s2->done, '(a) the younger transaction still waits for the running older holder after 50x wait_die_timeout');
+	usleep(500_000);
+	ok(!$s2->done, '(a) the second transaction still waits for the running holder after 0.5 s');
 	$s1->query('COMMIT');
 	my ($err) = finish_within($s2, 30);
-	is($err, '', '(a) the younger UPDATE completes without error after the holder commits');
+	is($err, '', '(a) the waiting UPDATE completes without error after the holder commits');
 	$s2->query('COMMIT');
 	is($s2->{last_err}, '', '(a) and commits');
 	is(rows(), '1=11 2=0 3=0', '(a) both increments kept (re-evaluated on the new version)');
@@ -98,7 +100,7 @@ reset_rows();
 }
 
 # ---------------------------------------------------------------------------
-# (f) T2 waits for T1 (older), which waits for T3 (younger, running): a
+# (f) T2 waits for T1, which waits for T3, which runs: a
 # chain, not a cycle
 # ---------------------------------------------------------------------------
 reset_rows();
@@ -112,58 +114,52 @@ reset_rows();
 	$s[1]->send('UPDATE wd SET v = v + 10 WHERE k = 1');
 	usleep(500_000);
 	ok(!$s[0]->done && !$s[1]->done,
-		'(f) T1 waits for the younger T3, T2 for T1, after 50x wait_die_timeout');
+		'(f) T1 waits for T3, T2 for T1, after 0.5 s');
 	$s[2]->query('COMMIT');
 	my ($e1) = finish_within($s[0], 30);
 	is($e1, '', '(f) T1 gets T3\'s row once T3 commits');
 	$s[0]->query('COMMIT');
 	my ($e2) = finish_within($s[1], 30);
-	is($e2, '', '(f) T2 gets T1\'s row once T1 commits: nobody died');
+	is($e2, '', '(f) T2 gets T1\'s row once T1 commits: nobody failed');
 	$s[1]->query('COMMIT');
 	is(rows(), '1=11 2=0 3=101', '(f) all three committed, every increment kept');
 	$_->close for @s;
 }
 
 # ---------------------------------------------------------------------------
-# (b), (c) the two-transaction deadlock, in both orders of the closing waits
+# (b), (c) the two-transaction deadlock: whichever wait closes it fails
 # ---------------------------------------------------------------------------
-for my $young_first (1, 0)
+for my $t2_waits_first (1, 0)
 {
-	my $label = $young_first ? '(b)' : '(c)';
+	my $label = $t2_waits_first ? '(b)' : '(c)';
 	reset_rows();
 	my $s1 = FpsTest::Session->new($node, options => $opts);
 	my $s2 = FpsTest::Session->new($node, options => $opts);
 	begin_in_order($s1, $s2);
 	$s1->query('UPDATE wd SET v = v + 1 WHERE k = 1');
 	$s2->query('UPDATE wd SET v = v + 100 WHERE k = 2');
+	my ($first, $closer) = $t2_waits_first ? ($s2, $s1) : ($s1, $s2);
+	$first->send($t2_waits_first
+		? 'UPDATE wd SET v = v + 1000 WHERE k = 1'
+		: 'UPDATE wd SET v = v + 10 WHERE k = 2');
+	usleep(200_000);
+	ok(!$first->done, "$label the first wait is an ordinary wait");
 	my $t0 = time;
-	if ($young_first)
-	{
-		$s2->send('UPDATE wd SET v = v + 1000 WHERE k = 1');
-		usleep(200_000);
-		ok(!$s2->done, "$label the younger waits while the older holder runs");
-		$t0 = time;
-		$s1->send('UPDATE wd SET v = v + 10 WHERE k = 2');
-	}
-	else
-	{
-		$s1->send('UPDATE wd SET v = v + 10 WHERE k = 2');
-		usleep(200_000);
-		ok(!$s1->done, "$label the older waits for the younger holder");
-		$t0 = time;
-		$s2->send('UPDATE wd SET v = v + 1000 WHERE k = 1');
-	}
-	my ($err2) = finish_within($s2, 30);
+	$closer->send($t2_waits_first
+		? 'UPDATE wd SET v = v + 10 WHERE k = 2'
+		: 'UPDATE wd SET v = v + 1000 WHERE k = 1');
+	my ($err) = finish_within($closer, 30);
 	my $elapsed = time - $t0;
-	like($err2, qr/40001.*\n.*older transaction/s,
-		"$label the younger dies with 40001 and the wait_die detail");
-	cmp_ok($elapsed, '<', 3,
-		"$label ... within seconds (took ${\ sprintf '%.3f', $elapsed} s; deadlock_timeout is 10 s)");
-	my ($err1) = finish_within($s1, 30);
-	is($err1, '', "$label the older transaction's UPDATE completes");
-	$s1->query('COMMIT');
-	$s2->query('ROLLBACK');
-	is(rows(), '1=1 2=10 3=0', "$label only the older transaction's writes are kept");
+	like($err, qr/40001.*\n.*would close a cycle of waits/s,
+		"$label the wait that would close the cycle fails with 40001 and the wait_cycle detail");
+	cmp_ok($elapsed, '<', 2,
+		"$label ... at once (took ${\ sprintf '%.3f', $elapsed} s; deadlock_timeout is 10 s)");
+	$closer->query('ROLLBACK');
+	my ($err1) = finish_within($first, 30);
+	is($err1, '', "$label the first waiter's UPDATE completes once the other rolls back");
+	$first->query('COMMIT');
+	is(rows(), $t2_waits_first ? '1=1000 2=100 3=0' : '1=1 2=10 3=0',
+		"$label only the surviving transaction's writes are kept");
 	$s1->close;
 	$s2->close;
 }
@@ -176,18 +172,18 @@ reset_rows();
 	my @s = map { FpsTest::Session->new($node, options => $opts) } 1 .. 3;
 	begin_in_order(@s);
 	$s[$_]->query("UPDATE wd SET v = v + 1 WHERE k = " . ($_ + 1)) for 0 .. 2;
-	# T1 (oldest) waits for T2, T2 waits for T3: both older-for-younger
+	# T1 waits for T2, T2 waits for T3
 	$s[0]->send('UPDATE wd SET v = v + 10 WHERE k = 2');
 	$s[1]->send('UPDATE wd SET v = v + 10 WHERE k = 3');
 	usleep(200_000);
 	ok(!$s[0]->done && !$s[1]->done, '(d) T1 waits for T2, T2 for T3');
 	my $t0 = time;
-	# T3 (youngest) closes the cycle by waiting for T1, which waits for T2
+	# T3 closes the cycle by waiting for T1, which waits for T2
 	$s[2]->send('UPDATE wd SET v = v + 10 WHERE k = 1');
 	my ($err3) = finish_within($s[2], 30);
 	my $elapsed = time - $t0;
-	like($err3, qr/40001/, '(d) the youngest, whose wait closes the cycle, dies with 40001');
-	cmp_ok($elapsed, '<', 3, "(d) ... within seconds (${\ sprintf '%.3f', $elapsed} s)");
+	like($err3, qr/40001/, '(d) T3, whose wait closes the cycle, fails with 40001');
+	cmp_ok($elapsed, '<', 2, "(d) ... at once (${\ sprintf '%.3f', $elapsed} s)");
 	$s[2]->query('ROLLBACK');
 	my ($e2) = finish_within($s[1], 30);
 	is($e2, '', '(d) T2 gets T3\'s row');
@@ -199,7 +195,43 @@ reset_rows();
 	$_->close for @s;
 }
 
-is(deadlocks(), $deadlocks0, 'no deadlock reached the deadlock detector under wait_die');
+# ---------------------------------------------------------------------------
+# (g) random-order updates of hot rows by 12 clients
+# ---------------------------------------------------------------------------
+$node->safe_psql('postgres', q{
+	CREATE TABLE hot (k int PRIMARY KEY, v int NOT NULL) USING fpsketch;
+	INSERT INTO hot SELECT g, 0 FROM generate_series(1, 10) g;
+	SELECT fpsketch_stats_reset();});
+my $script = $node->basedir . '/random_order.sql';
+PostgreSQL::Test::Utils::append_to_file($script, q{
+\set a random(1, 10)
+\set b random(1, 10)
+\set c random(1, 10)
+\set d random(1, 10)
+BEGIN;
+UPDATE hot SET v = v + 1 WHERE k = :a;
+UPDATE hot SET v = v + 1 WHERE k = :b;
+UPDATE hot SET v = v + 1 WHERE k = :c;
+UPDATE hot SET v = v + 1 WHERE k = :d;
+COMMIT;
+});
+{
+	my $r = FpsTest::Load->start($node, clients => 12, duration => 4, max_tries => 100,
+		files => [$script], options => $opts)->finish;
+	my $st = stats($node);
+	note("(g) committed $r->{processed}, retried $r->{retried}, failed $r->{failed}, "
+		  . "aborts_wait_cycle $st->{aborts_wait_cycle}, row_lock_waits $st->{row_lock_waits}");
+	is($r->{rc}, 0, '(g) pgbench ran to the end');
+	is(scalar @{ $r->{aborted} }, 0, '(g) no client aborted');
+	cmp_ok($r->{processed}, '>', 100, "(g) transactions committed ($r->{processed})");
+	cmp_ok($st->{aborts_wait_cycle}, '>', 0,
+		"(g) cycles occurred and were refused ($st->{aborts_wait_cycle})");
+	is($r->{deadlock}, 0, '(g) no client saw a 40P01');
+	is($node->safe_psql('postgres', 'SELECT sum(v) FROM hot'), 4 * $r->{processed},
+		'(g) the row totals add up to 4 per committed transaction');
+}
+
+is(deadlocks(), $deadlocks0, 'no deadlock reached the deadlock detector under cycle_check');
 
 # ---------------------------------------------------------------------------
 # (e) control: under block the same deadlock waits for the detector
@@ -230,7 +262,7 @@ reset_rows();
 
 my $s = wait_idle($node);
 is("$s->{pinned}|$s->{lock_leaks}", '0|0', 'nothing pinned, no lock bit leaked');
-cmp_ok($s->{aborts_wait_die}, '>=', 3, 'aborts_wait_die counts the deaths');
+cmp_ok($s->{aborts_wait_cycle}, '>', 0, 'aborts_wait_cycle counts the refused waits');
 
 $node->stop;
 done_testing();
