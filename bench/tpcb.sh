@@ -37,7 +37,8 @@ for row in "heap|read committed" "heap|serializable" "fpsketch|read committed"; 
 	psql -X -q -d "$db" -c "CREATE EXTENSION fpsketch" || exit 1
 	PGOPTIONS="-c default_table_access_method=$am" pgbench -q -i -s "$SCALE" "$db" >/dev/null 2>&1 || exit 1
 	psql -X -q -d "$db" -c "VACUUM ANALYZE" -c "SELECT fpsketch_stats_reset()" >/dev/null
-	out=$(PGOPTIONS="-c default_transaction_isolation='$iso'" \
+	# PGOPTIONS separates options by spaces: escape the one in the level
+	out=$(PGOPTIONS="-c default_transaction_isolation=${iso// /\\ }" \
 		pgbench -n -c "$CLIENTS" -j 2 -T "$SECONDS_RUN" --max-tries=10 --failures-detailed "$db" 2>&1)
 	rc=$?
 	processed=$(echo "$out" | sed -n 's/^number of transactions actually processed: \([0-9]*\).*/\1/p')
