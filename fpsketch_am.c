@@ -1206,6 +1206,24 @@ wait_unless_cycle(Relation rel, ItemPointer tid, TransactionId holder,
 	return true;
 }
 
+/*
+ * Wait for transaction xid to end, as XactLockTableWait does, for a protocol
+ * that must see a writer's outcome (STO's reader of an older writer's row).
+ * Under cycle_check such a wait is published and checked like a row-lock
+ * wait: false, without waiting, if it would close a cycle.
+ */
+bool
+fps_wait_for_transaction(TransactionId xid)
+{
+	if (fps_wait_policy != FPS_WAIT_CYCLE_CHECK)
+	{
+		XactLockTableWait(xid, NULL, NULL, XLTW_None);
+		return true;
+	}
+	return wait_unless_cycle(NULL, NULL, xid, SubTransGetTopmostTransaction(xid),
+							 XLTW_None);
+}
+
 typedef enum RowLockAttempt
 {
 	ROW_UPDATE,

@@ -100,6 +100,9 @@ extern pg_atomic_uint32 *fps_row_lock_waits_for;
 
 extern void fps_require_shmem(void);
 
+/* waits for another transaction, checked for cycles (fpsketch_am.c) */
+extern bool fps_wait_for_transaction(TransactionId xid);
+
 /* ---- keys (cc/keys.c) ---- */
 
 /*

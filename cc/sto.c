@@ -10,8 +10,10 @@
  *
  *	READ	abort if ts < wts (a younger transaction wrote it: read too late);
  *			if an older writer is still in flight (dirty), wait for it to end
- *			through the lock manager (so deadlocks surface as 40P01) -- if it
- *			committed, the version read is not the one ts must see: abort;
+ *			through the lock manager (a wait that would close a cycle with
+ *			row-lock waits is a 40001 under fpsketch.wait_policy =
+ *			cycle_check, else the detector's 40P01) -- if it committed, the
+ *			version read is not the one ts must see: abort;
  *			then rts = max(rts, ts).
  *	WRITE	abort if ts < wts or ts < rts (write too late) or another
  *			transaction's write is in flight; then wts = ts, dirty.
@@ -85,7 +87,8 @@ sto_read(FpsAccess *access, FpsVersion *version)
 			if (TransactionIdIsValid(writer))
 			{
 				fps_atomic_add(&fps_counters->sto_writer_waits, 1);
-				XactLockTableWait(writer, NULL, NULL, XLTW_None);
+				if (!fps_wait_for_transaction(writer))
+					fps_abort(FPS_ABORT_WAIT_CYCLE, access->relid);
 			}
 			else if (!fps_backoff_wait(&backoff))
 				fps_abort(FPS_ABORT_LOCK_TIMEOUT, access->relid);

@@ -16,7 +16,11 @@
 #      4 s: many cycles, every one refused at once (40001), none reaches
 #      the deadlock detector, and the row totals add up;
 #  (e) control: under block the same deadlock waits for the detector
-#      (40P01).
+#      (40P01);
+#  (h) STO: 12 clients update a hot row, read another and update a third;
+#      a reader waiting for an older writer's outcome is a published wait,
+#      so the cycles it closes with row-lock waits fail at once too: no
+#      40P01.
 # Afterwards nothing is pinned and no lock bit leaked.
 
 use strict;
@@ -258,6 +262,45 @@ reset_rows();
 	my $t0 = time;
 	usleep(100_000) while deadlocks() == $deadlocks0 && time - $t0 < 10;
 	cmp_ok(deadlocks(), '>', $deadlocks0, '(e) and pg_stat_database counts it');
+}
+
+# ---------------------------------------------------------------------------
+# (h) STO: readers waiting for older writers, writers for row locks
+# ---------------------------------------------------------------------------
+SKIP:
+{
+	skip 'this build has no STO', 5 unless grep { $_ eq 'sto' } protocols($node);
+	my $sto = fps_node('fps_wait_cycle_sto',
+		conf => "fpsketch.protocol = sto\ndeadlock_timeout = 10s");
+	$sto->safe_psql('postgres', q{
+		CREATE TABLE hot (k int PRIMARY KEY, v int NOT NULL) USING fpsketch;
+		INSERT INTO hot SELECT g, 0 FROM generate_series(1, 4) g;});
+	my $script = $sto->basedir . '/read_between_writes.sql';
+	PostgreSQL::Test::Utils::append_to_file($script, q{
+\set a random(1, 4)
+\set b random(1, 4)
+\set c random(1, 4)
+BEGIN;
+UPDATE hot SET v = v + 1 WHERE k = :a;
+SELECT v FROM hot WHERE k = :b;
+UPDATE hot SET v = v + 1 WHERE k = :c;
+COMMIT;
+});
+	my $r = FpsTest::Load->start($sto, clients => 12, duration => 4, max_tries => 100,
+		files => [$script], options => $opts)->finish;
+	my $st = stats($sto);
+	note("(h) committed $r->{processed}, retried $r->{retried}, failed $r->{failed}, "
+		  . "deadlock failures $r->{deadlock}, aborts_wait_cycle $st->{aborts_wait_cycle}, "
+		  . "sto_writer_waits $st->{sto_writer_waits}");
+	is(scalar @{ $r->{aborted} }, 0, '(h) no client aborted');
+	cmp_ok($r->{processed}, '>', 100, "(h) transactions committed ($r->{processed})");
+	is($r->{deadlock}, 0, '(h) no client saw a 40P01');
+	is($sto->safe_psql('postgres',
+			q{SELECT deadlocks FROM pg_stat_database WHERE datname = 'postgres'}),
+		0, '(h) no deadlock reached the detector');
+	is($sto->safe_psql('postgres', 'SELECT sum(v) FROM hot'), 2 * $r->{processed},
+		'(h) the row totals add up to 2 per committed transaction');
+	$sto->stop;
 }
 
 my $s = wait_idle($node);
