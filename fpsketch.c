@@ -16,6 +16,7 @@
 
 #include "access/htup_details.h"
 #include "access/table.h"
+#include "access/twophase.h"
 #include "catalog/namespace.h"
 #include "catalog/pg_class.h"
 #include "commands/defrem.h"
@@ -31,7 +32,6 @@
 #include "storage/ipc.h"
 #include "storage/lwlock.h"
 #include "storage/proc.h"
-#include "access/twophase.h"
 #include "storage/shmem.h"
 #include "tcop/utility.h"
 #include "utils/builtins.h"
@@ -141,14 +141,19 @@ fps_require_shmem(void)
 /*
  * One slot per PGPROC: the transaction a backend waits for under
  * fpsketch.wait_policy = cycle_check (see fpsketch_am.c).  Each backend writes
- * only its own slot; others read it without a lock, as a hint that they
- * re-read while they poll.
+ * only its own slot; others read it without a lock when they follow a chain
+ * of waits.
  */
+static int
+row_lock_wait_slots(void)
+{
+	return MaxBackends + NUM_AUXILIARY_PROCS + max_prepared_xacts;
+}
+
 static Size
 row_lock_waits_size(void)
 {
-	return mul_size(MaxBackends + NUM_AUXILIARY_PROCS + max_prepared_xacts,
-					sizeof(pg_atomic_uint32));
+	return mul_size(row_lock_wait_slots(), sizeof(pg_atomic_uint32));
 }
 
 static void
@@ -189,9 +194,7 @@ fps_shmem_startup(void)
 											 row_lock_waits_size(), &found);
 	if (!found)
 	{
-		int			n = MaxBackends + NUM_AUXILIARY_PROCS + max_prepared_xacts;
-
-		for (int i = 0; i < n; i++)
+		for (int i = 0; i < row_lock_wait_slots(); i++)
 			pg_atomic_init_u32(&fps_row_lock_waits_for[i], InvalidTransactionId);
 	}
 	LWLockRelease(AddinShmemInitLock);

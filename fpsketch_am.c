@@ -1267,7 +1267,9 @@ wait_for_row_lock_holder(Relation rel, ItemPointer tid, TransactionId holder,
  * when there is none, or when heap must judge the conflict itself (a
  * MultiXact, a key-share lock, which a non-key update need not wait for,
  * or this transaction's own lock, e.g. from re-evaluation).  heap_update
- * and heap_delete without waiting report any locker at all.
+ * and heap_delete without waiting report any locker at all.  With
+ * follow_updates (a row lock that follows the update chain), a version whose
+ * updater committed leads on to the newer version, whose locker it is.
  */
 static TransactionId
 conflicting_row_locker(Relation rel, ItemPointer tid, bool follow_updates)
@@ -1279,15 +1281,15 @@ conflicting_row_locker(Relation rel, ItemPointer tid, bool follow_updates)
 	{
 		Buffer		buf = ReadBuffer(rel, ItemPointerGetBlockNumber(&cur));
 		Page		page;
-		ItemId		lp;
+		ItemId		lp = NULL;
 		TransactionId xid = InvalidTransactionId;
 		bool		next = false;
 
 		LockBuffer(buf, BUFFER_LOCK_SHARE);
 		page = BufferGetPage(buf);
-		lp = PageGetItemId(page, ItemPointerGetOffsetNumber(&cur));
-		if (ItemPointerGetOffsetNumber(&cur) <= PageGetMaxOffsetNumber(page) &&
-			ItemIdIsNormal(lp))
+		if (ItemPointerGetOffsetNumber(&cur) <= PageGetMaxOffsetNumber(page))
+			lp = PageGetItemId(page, ItemPointerGetOffsetNumber(&cur));
+		if (lp != NULL && ItemIdIsNormal(lp))
 		{
 			HeapTupleHeader htup = (HeapTupleHeader) PageGetItem(page, lp);
 			uint16		infomask = htup->t_infomask;
@@ -1301,12 +1303,13 @@ conflicting_row_locker(Relation rel, ItemPointer tid, bool follow_updates)
 				xid = HeapTupleHeaderGetRawXmax(htup);
 
 				/*
-				 * A committed or aborted updater: with follow_updates, the
-				 * lock that blocked us is on a newer version.
+				 * A committed updater: with follow_updates, the lock that
+				 * blocked us is on the newer version.  (An aborted one's new
+				 * version is dead: the caller finds it ended and retries.)
 				 */
 				if (follow_updates && !HEAP_XMAX_IS_LOCKED_ONLY(infomask) &&
 					!ItemPointerEquals(&htup->t_ctid, &cur) &&
-					!TransactionIdIsInProgress(xid))
+					!TransactionIdIsInProgress(xid) && TransactionIdDidCommit(xid))
 				{
 					prior_xmax = xid;
 					cur = htup->t_ctid;
