@@ -34,6 +34,7 @@
 #include "access/xlog.h"
 #include "miscadmin.h"
 #include "storage/ipc.h"
+#include "storage/proc.h"
 #include "utils/timestamp.h"
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
@@ -461,6 +462,11 @@ fps_xact_callback(XactEvent event, void *arg)
 static void
 fps_before_shmem_exit(int code, Datum arg)
 {
+	/* a FATAL exit from a row-lock wait skips its PG_FINALLY */
+	if (fps_row_lock_waits_for != NULL && MyProc != NULL)
+		pg_atomic_write_u32(&fps_row_lock_waits_for[MyProc->pgprocno],
+							InvalidTransactionId);
+
 	if (fps_txn.active && fps_sketch != NULL)
 	{
 		if (fps_protocol == FPS_PROTOCOL_TICTOC)
