@@ -61,7 +61,8 @@ CREATE FUNCTION fpsketch_stats(
     OUT escalations bigint,
     OUT sto_writer_waits bigint,
     OUT reevaluations bigint,
-    OUT row_lock_waits bigint)
+    OUT row_lock_waits bigint,
+    OUT reads_valid_before_overwrite bigint)
 RETURNS record
 AS 'MODULE_PATHNAME' LANGUAGE C STRICT VOLATILE;
 

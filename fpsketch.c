@@ -672,6 +672,7 @@ fpsketch_stats(PG_FUNCTION_ARGS)
 	values[i++] = Int64GetDatum(fps_atomic_load(&fps_counters->sto_writer_waits));
 	values[i++] = Int64GetDatum(fps_atomic_load(&fps_counters->reevaluations));
 	values[i++] = Int64GetDatum(fps_atomic_load(&fps_counters->row_lock_waits));
+	values[i++] = Int64GetDatum(fps_atomic_load(&fps_counters->reads_valid_before_overwrite));
 	if (i != tupdesc->natts)
 		elog(ERROR, "fpsketch_stats() returns %d columns, its SQL definition %d: reinstall the extension",
 			 i, tupdesc->natts);
@@ -702,5 +703,6 @@ fpsketch_stats_reset(PG_FUNCTION_ARGS)
 	fps_atomic_store(&fps_counters->sto_writer_waits, 0);
 	fps_atomic_store(&fps_counters->reevaluations, 0);
 	fps_atomic_store(&fps_counters->row_lock_waits, 0);
+	fps_atomic_store(&fps_counters->reads_valid_before_overwrite, 0);
 	PG_RETURN_VOID();
 }

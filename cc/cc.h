@@ -90,6 +90,7 @@ typedef struct FpsSharedCounters
 	volatile fps_u64 sto_writer_waits;	/* STO: reads that waited for a writer */
 	volatile fps_u64 reevaluations;	/* EvalPlanQual on a newer version allowed */
 	volatile fps_u64 row_lock_waits;	/* cycle_check: waits for a row lock */
+	volatile fps_u64 reads_valid_before_overwrite;	/* TicToc: overwritten after commit_ts */
 } FpsSharedCounters;
 
 extern FPSketch *fps_sketch;
@@ -172,6 +173,7 @@ typedef struct FpsAccess
 	fps_u64		observed;		/* entry word when first read (unlocked) */
 	Oid			relid;			/* for error messages */
 	fps_u64		observed_committers;	/* phantom keys: committer word read */
+	fps_u64		observed_readers_rts;	/* phantom keys: readers_rts before it */
 	bool		is_read;
 	bool		is_write;
 	bool		is_phantom;		/* predicate key: committer-word protocol */

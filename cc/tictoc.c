@@ -24,6 +24,12 @@
  * waited until no writer was committing; validation then requires that no
  * install happened and nobody is committing, which also catches writers
  * whose install leaves wts unchanged (a smaller commit_ts than another's).
+ * Such writers take a commit_ts above the entry's readers_rts, not its rts:
+ * their installs raise rts, and inserts need no order among themselves.
+ *
+ * A read of a row overwritten before validation still validates if the
+ * overwrite committed at a timestamp after ours (the entry's install record,
+ * fps_entry_replaced_after): TicToc's commit in the past.
  *
  * Shared state: entry words, by CAS only, and only while pinned; committer
  * words by atomic add only.  A lock bit or committer registration is held
@@ -74,6 +80,7 @@ void
 tictoc_phantom_read(FpsAccess *access)
 {
 	FpsBackoff	backoff;
+	fps_u64		readers_rts;
 	fps_u64		cword;
 	fps_u64		word;
 
@@ -81,6 +88,8 @@ tictoc_phantom_read(FpsAccess *access)
 	fps_backoff_init(&backoff);
 	for (;;)
 	{
+		/* before cword: a writer registering after it reads at least this */
+		readers_rts = fps_entry_readers_rts_load(access->entry);
 		cword = fps_entry_committers_load(access->entry);
 		if (fps_committers(cword) - (access->committing ? 1 : 0) == 0)
 		{
@@ -97,6 +106,7 @@ tictoc_phantom_read(FpsAccess *access)
 	{
 		access->observed = word & ~FPS_LOCK_BIT;
 		access->observed_committers = cword;
+		access->observed_readers_rts = readers_rts;
 		access->is_read = true;
 	}
 	else if (cword != access->observed_committers)
@@ -119,6 +129,12 @@ tictoc_phantom_write(FpsAccess *access)
  * predicate's result must be unchanged at commit_ts.  Any install since the
  * observation, or a writer between PRE_COMMIT and install, may be an insert
  * this transaction did not see.
+ *
+ * Writers of a phantom key commit after readers_rts, which only readers
+ * raise: inserts commute, so writers need not be ordered among themselves,
+ * and a total order of all writers of a relation (every write writes its
+ * escalation key) would leave TicToc no room to commit a reader of an
+ * overwritten row before the overwrite.
  */
 static void
 tictoc_validate_phantom(FpsAccess *a, fps_u64 commit_ts)
@@ -126,23 +142,26 @@ tictoc_validate_phantom(FpsAccess *a, fps_u64 commit_ts)
 	fps_u64		own = a->committing ? FPS_COMMITTER_ONE : 0;
 	fps_u64		cur;
 
-	if (fps_word_rts(a->observed) >= commit_ts)
-		return;					/* still valid at commit_ts: later writers come after */
-	if (fps_entry_committers_load(a->entry) - own != a->observed_committers)
-		fps_abort(FPS_ABORT_PHANTOM, a->relid);
-
-	cur = fps_entry_load(a->entry);
-	while (fps_word_rts(cur) < commit_ts)
+	if (a->observed_readers_rts >= commit_ts)
+		return;					/* every writer since the observation commits after us */
+	if (fps_entry_readers_rts_load(a->entry) < commit_ts)
 	{
-		if (fps_entry_cas(a->entry, &cur,
-						  fps_word_make(false, fps_word_wts(cur), commit_ts)))
-			break;
+		fps_atomic_max(&a->entry->readers_rts, commit_ts);
+		/* the word's rts too: the sketch keeps the word, and reseeds from it */
+		cur = fps_entry_load(a->entry);
+		while (fps_word_rts(cur) < commit_ts)
+		{
+			if (fps_entry_cas(a->entry, &cur,
+							  fps_word_make(false, fps_word_wts(cur), commit_ts)))
+				break;
+		}
 	}
 
 	/*
-	 * A writer registering after our extension reads the extended rts and
-	 * commits after us; one that registered before may have missed it.  The
-	 * atomics are sequentially consistent, so one of the two is visible.
+	 * A writer registering after this check reads a readers_rts of at least
+	 * commit_ts and commits after us; one that registered since our
+	 * observation may have read less.  The atomics are sequentially
+	 * consistent, so one of the two is visible.
 	 */
 	if (fps_entry_committers_load(a->entry) - own != a->observed_committers)
 		fps_abort(FPS_ABORT_PHANTOM, a->relid);
@@ -212,7 +231,9 @@ tictoc_validate(FpsTxn *txn)
 	{
 		FpsAccess  *a = &txn->accesses[i];
 
-		if (a->is_write)
+		if (a->is_write && a->is_phantom)
+			commit_ts = Max(commit_ts, fps_entry_readers_rts_load(a->entry) + 1);
+		else if (a->is_write)
 			commit_ts = Max(commit_ts, fps_word_rts(fps_entry_load(a->entry)) + 1);
 		if (a->is_read)
 			commit_ts = Max(commit_ts, fps_word_wts(a->observed));
@@ -237,7 +258,22 @@ tictoc_validate(FpsTxn *txn)
 		for (;;)
 		{
 			if (fps_word_wts(cur) != fps_word_wts(a->observed))
+			{
+				/*
+				 * Overwritten, but perhaps by a write that committed at a
+				 * timestamp after ours: then the version read was still the
+				 * row's version at commit_ts, and no later writer can slip
+				 * in between it and that write.  Not for a row we write too:
+				 * our write would be lost under the other one.
+				 */
+				if (!a->is_write &&
+					fps_entry_replaced_after(a->entry, fps_word_wts(a->observed), commit_ts))
+				{
+					fps_atomic_add(&fps_counters->reads_valid_before_overwrite, 1);
+					break;
+				}
 				fps_abort(FPS_ABORT_VALIDATE_CHANGED, a->relid);
+			}
 			if (a->locked || fps_word_rts(cur) >= commit_ts)
 				break;			/* our own lock: nobody else can move wts */
 			if (fps_word_locked(cur))
@@ -283,9 +319,8 @@ tictoc_commit(FpsTxn *txn)
 
 		if (a->locked)
 		{
-			/* a locked word changes only through its owner: a store is enough */
-			fps_atomic_store(&a->entry->word,
-							 fps_word_make(false, txn->commit_ts, txn->commit_ts));
+			/* a locked word changes only through its owner: stores suffice */
+			fps_entry_install(a->entry, txn->commit_ts, txn->commit_ts);
 			a->locked = false;
 			wrote = true;
 		}

@@ -321,7 +321,10 @@ apply_floor(FPSketch *fps, FpsEntry *e)
 	fps_u64		rts = fps_word_rts(word);
 
 	if (wts < floor_ts)
+	{
 		fps_atomic_store(&e->word, fps_word_make(false, floor_ts, rts > floor_ts ? rts : floor_ts));
+		fps_atomic_max(&e->readers_rts, floor_ts);
+	}
 }
 
 /*
@@ -432,6 +435,9 @@ fps_incref(FPSketch *fps, fps_u64 key)
 	e->key = key;
 	fps_atomic_store(&e->word, fps_word_make(false, wts, rts));
 	fps_atomic_store(&e->committers, 0);
+	fps_atomic_store(&e->readers_rts, fps_word_rts(fps_atomic_load(&e->word)));
+	fps_atomic_store(&e->replaced_wts, FPS_NO_WTS);
+	fps_atomic_store(&e->installed_wts, 0);
 	e->refcount = 1;
 	e->in_use = 1;
 	e->clock_ref = 1;

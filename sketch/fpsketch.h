@@ -121,6 +121,15 @@ typedef struct FpsEntry
 	fps_u64		key;			/* fixed while the entry is in use */
 	volatile fps_u64 word;		/* packed (lock, wts, rts); atomics only */
 	volatile fps_u64 committers;	/* committer word; atomics only */
+	/*
+	 * Keys whose writers register as committers: the largest timestamp a
+	 * reader validated at, which their installs, unlike rts, do not raise.
+	 * Seeded with rts; never above it.
+	 */
+	volatile fps_u64 readers_rts;
+	/* the last fps_entry_install(): the wts it replaced, and its own */
+	volatile fps_u64 replaced_wts;
+	volatile fps_u64 installed_wts;
 	fps_u32		refcount;		/* partition lock */
 	fps_i32		next;			/* bucket chain or free list; partition lock */
 	fps_u32		partition;		/* owner partition, fixed */
@@ -200,6 +209,47 @@ static inline bool
 fps_entry_cas(FpsEntry *entry, fps_u64 *expected, fps_u64 desired)
 {
 	return fps_atomic_cas(&entry->word, expected, desired);
+}
+
+static inline fps_u64
+fps_entry_readers_rts_load(const FpsEntry *entry)
+{
+	return fps_atomic_load((volatile fps_u64 *) &entry->readers_rts);
+}
+
+/* replaced_wts of an entry no install has replaced a version of yet */
+#define FPS_NO_WTS			UINT64_MAX
+
+/*
+ * Install a new version over an entry whose lock bit the caller holds,
+ * leaving a record of the version it replaces: a reader of that version can
+ * then tell whether it was still current at a timestamp after its rts (see
+ * fps_entry_replaced_after).  The record is stored before the word, and
+ * installs over one entry are serialized by its lock bit.
+ */
+static inline void
+fps_entry_install(FpsEntry *entry, fps_u64 wts, fps_u64 rts)
+{
+	fps_atomic_store(&entry->replaced_wts, fps_word_wts(fps_entry_load(entry)));
+	fps_atomic_store(&entry->installed_wts, wts);
+	fps_atomic_store(&entry->word, fps_word_make(false, wts, rts));
+}
+
+/*
+ * Was the version whose wts is version_wts replaced by a version with
+ * wts > ts, so that it was the entry's version at ts?  Wts strictly grow
+ * from one install to the next, so replaced_wts names one install.  The
+ * loads run in the reverse order of fps_entry_install's stores: a torn read
+ * pairs an older installed_wts with a newer replaced_wts, and a version
+ * replaced later than that older install has wts >= it, hence ts >= it.
+ */
+static inline bool
+fps_entry_replaced_after(const FpsEntry *entry, fps_u64 version_wts, fps_u64 ts)
+{
+	fps_u64		installed = fps_atomic_load((volatile fps_u64 *) &entry->installed_wts);
+
+	return fps_atomic_load((volatile fps_u64 *) &entry->replaced_wts) == version_wts &&
+		ts < installed;
 }
 
 #endif							/* FPSKETCH_H */

@@ -900,6 +900,58 @@ unit_floor(TestCase *tc, const VariantInfo *v, TestCase *memory_case)
 	sketch_close(&ts);
 }
 
+/*
+ * The install record: a read of a version names it by its wts, and learns
+ * whether the install that replaced it came after a given timestamp; a
+ * second install, or a fresh entry, forgets it.  readers_rts starts at rts.
+ */
+static void
+unit_install_record(TestCase *tc, const VariantInfo *v, TestCase *memory_case)
+{
+	TestSketch	ts;
+	UnitCounts	c = {0};
+	FpsEntry   *e;
+	fps_u64		first;
+
+	sketch_open(&ts, v->variant, 64, 4, 64, memory_case);
+	e = unit_pin(&ts, &c, 42);
+	if (e == NULL)
+	{
+		CHECK(tc, false, "INCREF refused on an empty table");
+		sketch_close(&ts);
+		return;
+	}
+	first = fps_word_wts(load(e));
+	CHECK(tc, e->readers_rts == fps_word_rts(load(e)),
+		  "seeded readers_rts %llu, rts %llu", (ull) e->readers_rts,
+		  (ull) fps_word_rts(load(e)));
+	CHECK(tc, !fps_entry_replaced_after(e, first, first),
+		  "a fresh entry claims its version %llu was replaced", (ull) first);
+
+	install(tc, e, fps_word_make(true, first + 10, first + 20));
+	fps_entry_install(e, first + 30, first + 30);
+	CHECK(tc, !fps_word_locked(load(e)) && fps_word_wts(load(e)) == first + 30,
+		  "after fps_entry_install: word %#llx", (ull) load(e));
+	CHECK(tc, fps_entry_replaced_after(e, first + 10, first + 29),
+		  "version %llu replaced at %llu: not seen as current at %llu",
+		  (ull) first + 10, (ull) first + 30, (ull) first + 29);
+	CHECK(tc, !fps_entry_replaced_after(e, first + 10, first + 30),
+		  "version %llu replaced at %llu: seen as current at %llu",
+		  (ull) first + 10, (ull) first + 30, (ull) first + 30);
+	CHECK(tc, !fps_entry_replaced_after(e, first, first + 1),
+		  "version %llu, two installs ago, seen as current", (ull) first);
+
+	install(tc, e, fps_word_make(true, first + 30, first + 30));
+	fps_entry_install(e, first + 40, first + 40);
+	CHECK(tc, !fps_entry_replaced_after(e, first + 10, first + 11),
+		  "version %llu still seen as current after a second install",
+		  (ull) first + 10);
+	unit_unpin(&ts, &c, e);
+	check_quiescent(tc, &ts, "install record", c.increfs, c.refused, c.decrefs,
+					0, first + 40);
+	sketch_close(&ts);
+}
+
 /* A lock bit left at the last DECREF is counted and never survives. */
 static void
 unit_lock_leak(TestCase *tc, const VariantInfo *v, TestCase *memory_case)
@@ -953,6 +1005,7 @@ test_unit(const VariantInfo *v, TestCase *memory_case)
 	unit_table_full(tc, v, memory_case);
 	unit_floor(tc, v, memory_case);
 	unit_lock_leak(tc, v, memory_case);
+	unit_install_record(tc, v, memory_case);
 	case_end(tc, 1, api_calls, now_seconds() - start, "");
 }
 
