@@ -25,7 +25,8 @@
  * install happened and nobody is committing, which also catches writers
  * whose install leaves wts unchanged (a smaller commit_ts than another's).
  * Such writers take a commit_ts above the entry's readers_rts, not its rts:
- * their installs raise rts, and inserts need no order among themselves.
+ * their installs raise rts, and inserts need no order among themselves,
+ * only after the readers (and so after the inserts those readers saw).
  *
  * A read of a row overwritten before validation still validates if the
  * overwrite committed at a timestamp after ours (the entry's install record,
@@ -74,7 +75,8 @@ tictoc_write(FpsAccess *access)
 
 /*
  * READ of a phantom key: an observation of (wts, rts) together with the
- * committer word, taken when no writer is between PRE_COMMIT and install.
+ * committer word, taken when no writer is between PRE_COMMIT and install,
+ * and readers_rts raised to the observed wts.
  */
 void
 tictoc_phantom_read(FpsAccess *access)
@@ -95,6 +97,20 @@ tictoc_phantom_read(FpsAccess *access)
 		{
 			word = fps_entry_load(access->entry);
 			/* no install between the two loads: word belongs to cword */
+			if (fps_entry_committers_load(access->entry) != cword)
+				continue;
+			if (readers_rts >= fps_word_wts(word))
+				break;
+
+			/*
+			 * Writers from now on commit after every insert this read
+			 * sees, so that a reader whose commit_ts is the wts it
+			 * observed (a long read-only scan) validates without
+			 * depending on the absence of writers.  A writer that
+			 * registered before the raise may have missed it.
+			 */
+			readers_rts = fps_atomic_max(&access->entry->readers_rts,
+										 fps_word_wts(word));
 			if (fps_entry_committers_load(access->entry) == cword)
 				break;
 			continue;
@@ -131,10 +147,11 @@ tictoc_phantom_write(FpsAccess *access)
  * this transaction did not see.
  *
  * Writers of a phantom key commit after readers_rts, which only readers
- * raise: inserts commute, so writers need not be ordered among themselves,
- * and a total order of all writers of a relation (every write writes its
- * escalation key) would leave TicToc no room to commit a reader of an
- * overwritten row before the overwrite.
+ * raise (to the wts they observed, then to their commit_ts): inserts
+ * commute, so writers need not be ordered among themselves where nobody
+ * reads the predicate, and a total order of all writers of a relation (every
+ * write writes its escalation key) would leave TicToc no room to commit a
+ * reader of an overwritten row before the overwrite.
  */
 static void
 tictoc_validate_phantom(FpsAccess *a, fps_u64 commit_ts)
