@@ -10,8 +10,9 @@
 #
 # Prints one line per row: goodput (committed transactions/s), abort rate
 # (serialization + deadlock failures over attempts), client errors (pgbench
-# aborted clients), and, for fpsketch, the abort reasons and whether any key
-# stayed pinned or lock bit leaked.  Exits 1 on a client error or a leak.
+# aborted clients), and, for fpsketch, the abort reasons, the high-water marks
+# of pinned and stored keys, and whether any key stayed pinned or lock bit
+# leaked.  Exits 1 on a client error or a leak.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 
@@ -54,10 +55,11 @@ for row in "heap|read committed" "heap|serializable" "fpsketch|read committed"; 
 	if [ "$am" = fpsketch ]; then
 		reasons=$(psql -X -At -d "$db" -c "
 			SELECT concat_ws(' ', 'pinned=' || pinned, 'lock_leaks=' || lock_leaks,
+				'pinned_hwm=' || pinned_hwm, 'entries_hwm=' || entries_hwm,
 				string_agg(key || '=' || value, ' ' ORDER BY key))
 			FROM fpsketch_stats s, json_each_text(row_to_json(s))
 			WHERE key LIKE 'aborts_%' AND value <> '0'
-			GROUP BY pinned, lock_leaks")
+			GROUP BY pinned, lock_leaks, pinned_hwm, entries_hwm")
 		echo "$reasons" | grep -q 'pinned=0 lock_leaks=0' || ok=0
 	fi
 	[ "$errors" = 0 ] || ok=0
