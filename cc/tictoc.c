@@ -32,9 +32,11 @@
  * overwrite committed at a timestamp after ours (the entry's install record,
  * fps_entry_replaced_after): TicToc's commit in the past.
  *
- * Shared state: entry words, by CAS only, and only while pinned; committer
- * words by atomic add only.  A lock bit or committer registration is held
- * from tictoc_validate() to tictoc_commit() or tictoc_abort().
+ * Shared state: entry words, by CAS only, and only while pinned (an install
+ * by the lock holder: its record, then the word, by stores); committer words
+ * by atomic add only; readers_rts by atomic max only.  A lock bit or
+ * committer registration is held from tictoc_validate() to tictoc_commit()
+ * or tictoc_abort().
  *
  *-------------------------------------------------------------------------
  */

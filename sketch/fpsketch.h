@@ -122,9 +122,9 @@ typedef struct FpsEntry
 	volatile fps_u64 word;		/* packed (lock, wts, rts); atomics only */
 	volatile fps_u64 committers;	/* committer word; atomics only */
 	/*
-	 * Keys whose writers register as committers: the largest timestamp a
-	 * reader validated at, which their installs, unlike rts, do not raise.
-	 * Seeded with rts; never above it.
+	 * Keys whose writers register as committers: raised by readers only (to
+	 * the wts they observe and the commit_ts they validate at), never by
+	 * installs, unlike rts.  Seeded with rts; never above it.
 	 */
 	volatile fps_u64 readers_rts;
 	/* the last fps_entry_install(): the wts it replaced, and its own */
