@@ -33,6 +33,7 @@ CREATE FUNCTION fpsketch_stats(
     OUT lock_leaks bigint,
     OUT sketch_rows integer,
     OUT sketch_cols integer,
+    OUT sketch_readers_cols integer,
     OUT sketch_bytes bigint,
     OUT table_bytes bigint,
     OUT sketch_cells_used bigint,

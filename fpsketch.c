@@ -120,8 +120,8 @@ fps_config(FpsConfig *config)
 	config->variant = (FpsVariant) fps_variant;
 	config->max_entries = effective_max_entries();
 	config->sketch_rows = fps_sketch_rows;
-	config->sketch_cols = (uint32) (((uint64) fps_sketch_size_kb * 1024) /
-									(sizeof(fps_u64) * 2 * fps_sketch_rows));
+	config->sketch_cols = fps_sketch_cols_for_bytes((uint64) fps_sketch_size_kb * 1024,
+													fps_sketch_rows);
 	config->seed = UINT64_C(0x46505365747368);
 }
 
@@ -581,7 +581,8 @@ _PG_init(void)
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("invalid value for parameter \"fpsketch.max_entries\": %d", fps_max_entries),
 				 errhint("Use -1 for the variant's default or a value of at least 64.")));
-	if ((uint64) fps_sketch_size_kb * 1024 < sizeof(fps_u64) * 2 * fps_sketch_rows)
+	/* one cell of (wts, rts) and one readers_rts cell per row */
+	if ((uint64) fps_sketch_size_kb * 1024 < sizeof(fps_u64) * 3 * fps_sketch_rows)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("fpsketch.sketch_size is too small for fpsketch.sketch_rows = %d", fps_sketch_rows)));
@@ -654,6 +655,7 @@ fpsketch_stats(PG_FUNCTION_ARGS)
 	values[i++] = Int64GetDatum(s.lock_leaks);
 	values[i++] = Int32GetDatum((int32) s.sketch_rows);
 	values[i++] = Int32GetDatum((int32) s.sketch_cols);
+	values[i++] = Int32GetDatum((int32) s.readers_cols);
 	values[i++] = Int64GetDatum(s.sketch_bytes);
 	values[i++] = Int64GetDatum(s.table_bytes);
 	values[i++] = Int64GetDatum(s.sketch_cells_used);

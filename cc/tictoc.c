@@ -159,22 +159,12 @@ static void
 tictoc_validate_phantom(FpsAccess *a, fps_u64 commit_ts)
 {
 	fps_u64		own = a->committing ? FPS_COMMITTER_ONE : 0;
-	fps_u64		cur;
 
 	if (a->observed_readers_rts >= commit_ts)
 		return;					/* every writer since the observation commits after us */
+	/* the sketch keeps readers_rts apart from rts, and reseeds it from there */
 	if (fps_entry_readers_rts_load(a->entry) < commit_ts)
-	{
 		fps_atomic_max(&a->entry->readers_rts, commit_ts);
-		/* the word's rts too: the sketch keeps the word, and reseeds from it */
-		cur = fps_entry_load(a->entry);
-		while (fps_word_rts(cur) < commit_ts)
-		{
-			if (fps_entry_cas(a->entry, &cur,
-							  fps_word_make(false, fps_word_wts(cur), commit_ts)))
-				break;
-		}
-	}
 
 	/*
 	 * A writer registering after this check reads a readers_rts of at least

@@ -59,6 +59,7 @@ struct FPSketch
 	FpsPartition *partitions;
 	FpsEntry   *entries;
 	FpsCell    *cells;
+	volatile fps_u64 *readers;	/* rows x readers_cols readers_rts cells */
 	/* atomics */
 	volatile fps_u64 floor_ts;
 	volatile fps_u64 nused;
@@ -115,6 +116,45 @@ cols_of(const FpsConfig *config)
 	return config->sketch_cols > 0 ? config->sketch_cols : 1;
 }
 
+/* The readers cells take an eighth of the columns: few keys have readers. */
+fps_u32
+fps_readers_cols(fps_u32 sketch_cols)
+{
+	return sketch_cols >= 16 ? sketch_cols / 8 : 1;
+}
+
+static fps_u32
+readers_cols_of(const FpsConfig *config)
+{
+	if (config->variant == FPS_VARIANT_FOCUS_COUNTER)
+		return 1;
+	return config->readers_cols > 0 ? config->readers_cols :
+		fps_readers_cols(cols_of(config));
+}
+
+static fps_u64
+cells_bytes(fps_u32 rows, fps_u32 cols, fps_u32 readers_cols)
+{
+	return (fps_u64) rows * (sizeof(FpsCell) * cols + sizeof(fps_u64) * readers_cols);
+}
+
+/*
+ * The widest sketch (both kinds of cells, readers_cols from
+ * fps_readers_cols) that fits in bytes; at least one column.
+ */
+fps_u32
+fps_sketch_cols_for_bytes(fps_u64 bytes, fps_u32 rows)
+{
+	fps_u64		cols = bytes / ((fps_u64) rows * (sizeof(FpsCell) + sizeof(fps_u64)));
+
+	if (cols < 1)
+		cols = 1;
+	while (cols < UINT32_MAX &&
+		   cells_bytes(rows, (fps_u32) cols + 1, fps_readers_cols((fps_u32) cols + 1)) <= bytes)
+		cols++;
+	return (fps_u32) cols;
+}
+
 fps_u64
 fps_shmem_size(const FpsConfig *config)
 {
@@ -126,6 +166,7 @@ fps_shmem_size(const FpsConfig *config)
 	size += align_up(sizeof(fps_i32) * (fps_u64) buckets_per_partition(config, npart) * npart);
 	size += align_up(sizeof(FpsEntry) * (fps_u64) config->max_entries);
 	size += align_up(sizeof(FpsCell) * (fps_u64) rows_of(config) * cols_of(config));
+	size += align_up(sizeof(fps_u64) * (fps_u64) rows_of(config) * readers_cols_of(config));
 	return size + FPS_CACHELINE;	/* slack to align the start */
 }
 
@@ -153,6 +194,7 @@ fps_create(void *mem, const FpsConfig *config)
 	fps->config = *config;
 	fps->config.sketch_rows = rows_of(config);
 	fps->config.sketch_cols = cols_of(config);
+	fps->config.readers_cols = readers_cols_of(config);
 	fps->npartitions = npart;
 	fps->table_seed = splitmix64(&seed);
 	for (i = 0; i < FPS_MAX_ROWS; i++)
@@ -170,6 +212,10 @@ fps_create(void *mem, const FpsConfig *config)
 		fps->cells = (FpsCell *) p;
 		memset(fps->cells, 0,
 			   sizeof(FpsCell) * (fps_u64) fps->config.sketch_rows * fps->config.sketch_cols);
+		p += align_up(sizeof(FpsCell) * (fps_u64) fps->config.sketch_rows * fps->config.sketch_cols);
+		fps->readers = (volatile fps_u64 *) p;
+		memset((void *) fps->readers, 0,
+			   sizeof(fps_u64) * (fps_u64) fps->config.sketch_rows * fps->config.readers_cols);
 
 		for (i = 0; i < npart; i++)
 		{
@@ -210,12 +256,22 @@ fps_attach(void *mem)
 
 /* ---- the peripheral region ---- */
 
-static inline FpsCell *
-sketch_cell(FPSketch *fps, fps_u32 row, fps_u64 key)
+static inline fps_u64
+row_hash(FPSketch *fps, fps_u32 row, fps_u64 key)
 {
-	fps_u64		h = XXH3_64bits_withSeed(&key, sizeof(key), fps->row_seed[row]);
+	return XXH3_64bits_withSeed(&key, sizeof(key), fps->row_seed[row]);
+}
 
+static inline FpsCell *
+sketch_cell(FPSketch *fps, fps_u32 row, fps_u64 h)
+{
 	return &fps->cells[(fps_u64) row * fps->config.sketch_cols + h % fps->config.sketch_cols];
+}
+
+static inline volatile fps_u64 *
+readers_cell(FPSketch *fps, fps_u32 row, fps_u64 h)
+{
+	return &fps->readers[(fps_u64) row * fps->config.readers_cols + h % fps->config.readers_cols];
 }
 
 void
@@ -225,10 +281,27 @@ fps_sketch_put(FPSketch *fps, fps_u64 key, fps_u64 wts, fps_u64 rts)
 
 	for (r = 0; r < fps->config.sketch_rows; r++)
 	{
-		FpsCell    *cell = sketch_cell(fps, r, key);
+		FpsCell    *cell = sketch_cell(fps, r, row_hash(fps, r, key));
 
 		fps_atomic_max(&cell->wts, wts);
 		fps_atomic_max(&cell->rts, rts);
+	}
+}
+
+/* PUT of an entry: its word into the cells, its readers_rts beside them. */
+static void
+sketch_merge(FPSketch *fps, fps_u64 key, fps_u64 word, fps_u64 readers_rts)
+{
+	fps_u32		r;
+
+	for (r = 0; r < fps->config.sketch_rows; r++)
+	{
+		fps_u64		h = row_hash(fps, r, key);
+		FpsCell    *cell = sketch_cell(fps, r, h);
+
+		fps_atomic_max(&cell->wts, fps_word_wts(word));
+		fps_atomic_max(&cell->rts, fps_word_rts(word));
+		fps_atomic_max(readers_cell(fps, r, h), readers_rts);
 	}
 }
 
@@ -241,7 +314,7 @@ fps_sketch_get(FPSketch *fps, fps_u64 key, fps_u64 *wts, fps_u64 *rts)
 
 	for (row = 0; row < fps->config.sketch_rows; row++)
 	{
-		FpsCell    *cell = sketch_cell(fps, row, key);
+		FpsCell    *cell = sketch_cell(fps, row, row_hash(fps, row, key));
 		fps_u64		cw = fps_atomic_load(&cell->wts);
 		fps_u64		cr = fps_atomic_load(&cell->rts);
 
@@ -255,6 +328,23 @@ fps_sketch_get(FPSketch *fps, fps_u64 key, fps_u64 *wts, fps_u64 *rts)
 		r = w;
 	*wts = w;
 	*rts = r;
+}
+
+/* GET of a key's readers_rts: the MIN over the rows of its readers cells. */
+fps_u64
+fps_readers_get(FPSketch *fps, fps_u64 key)
+{
+	fps_u64		r = UINT64_MAX;
+	fps_u32		row;
+
+	for (row = 0; row < fps->config.sketch_rows; row++)
+	{
+		fps_u64		c = fps_atomic_load(readers_cell(fps, row, row_hash(fps, row, key)));
+
+		if (c < r)
+			r = c;
+	}
+	return r;
 }
 
 void
@@ -278,17 +368,24 @@ fps_max_timestamp(FPSketch *fps)
 {
 	fps_u64		max_ts = fps_atomic_load(&fps->floor_ts);
 	fps_u64		ncells = (fps_u64) fps->config.sketch_rows * fps->config.sketch_cols;
+	fps_u64		nreaders = (fps_u64) fps->config.sketch_rows * fps->config.readers_cols;
 	fps_u64		i;
 
 	for (i = 0; i < ncells; i++)
 		if (fps_atomic_load(&fps->cells[i].rts) > max_ts)
 			max_ts = fps_atomic_load(&fps->cells[i].rts);
+	for (i = 0; i < nreaders; i++)
+		if (fps_atomic_load(&fps->readers[i]) > max_ts)
+			max_ts = fps_atomic_load(&fps->readers[i]);
 	for (i = 0; i < fps->config.max_entries; i++)
 	{
 		fps_u64		rts = fps_word_rts(fps_entry_load(&fps->entries[i]));
+		fps_u64		readers_rts = fps_entry_readers_rts_load(&fps->entries[i]);
 
 		if (rts > max_ts)
 			max_ts = rts;
+		if (readers_rts > max_ts)
+			max_ts = readers_rts;
 	}
 	return max_ts;
 }
@@ -341,12 +438,9 @@ merge_and_unlink(FPSketch *fps, FpsPartition *part, FpsEntry *e, fps_u32 bucket)
 	fps_i32    *link = &part->buckets[bucket];
 
 #ifndef FPS_BROKEN_MERGE_ORDER
-	{
-		fps_u64		word = fps_atomic_load(&e->word);
-
-		/* merge first: from now on a reseed sees at least this value */
-		fps_sketch_put(fps, e->key, fps_word_wts(word), fps_word_rts(word));
-	}
+	/* merge first: from now on a reseed sees at least these values */
+	sketch_merge(fps, e->key, fps_atomic_load(&e->word),
+				 fps_atomic_load(&e->readers_rts));
 #endif
 	part->merges++;
 
@@ -435,7 +529,8 @@ fps_incref(FPSketch *fps, fps_u64 key)
 	e->key = key;
 	fps_atomic_store(&e->word, fps_word_make(false, wts, rts));
 	fps_atomic_store(&e->committers, 0);
-	fps_atomic_store(&e->readers_rts, fps_word_rts(fps_atomic_load(&e->word)));
+	wts = fps_readers_get(fps, key);
+	fps_atomic_store(&e->readers_rts, wts > floor_ts ? wts : floor_ts);
 	fps_atomic_store(&e->replaced_wts, FPS_NO_WTS);
 	fps_atomic_store(&e->installed_wts, 0);
 	e->refcount = 1;
@@ -517,7 +612,9 @@ fps_get_stats(FPSketch *fps, FpsStats *s)
 	s->max_entries = fps->config.max_entries;
 	s->sketch_rows = fps->config.sketch_rows;
 	s->sketch_cols = fps->config.sketch_cols;
-	s->sketch_bytes = sizeof(FpsCell) * ncells;
+	s->readers_cols = fps->config.readers_cols;
+	s->sketch_bytes = cells_bytes(fps->config.sketch_rows, fps->config.sketch_cols,
+								  fps->config.readers_cols);
 	s->table_bytes = sizeof(FpsEntry) * (fps_u64) fps->config.max_entries +
 		sizeof(fps_i32) * (fps_u64) fps->partitions[0].nbuckets * fps->npartitions +
 		sizeof(FpsPartition) * fps->npartitions;

@@ -11,7 +11,11 @@
  *	  transaction has pinned (INCREF), and
  *	- the peripheral region, a count-min-style sketch of rows x cols cells of
  *	  (wts, rts); PUT is a field-wise atomic MAX into one cell per row, GET is
- *	  the field-wise MIN over the rows followed by rts = max(rts, wts).
+ *	  the field-wise MIN over the rows followed by rts = max(rts, wts);
+ *	  beside it a narrower one of rows x cols/8 cells for entries' readers_rts,
+ *	  so that a key evicted and reseeded keeps a readers_rts below its rts
+ *	  (installs raise rts, and every read raises the cells' rts of the keys
+ *	  sharing them; readers_rts is raised by the few predicate readers only).
  *
  * Invariants (tested by test_fpsketch.c):
  *	- a GET never returns less than the largest value PUT for the key, and an
@@ -101,6 +105,7 @@ typedef struct FpsConfig
 	fps_u32		max_entries;	/* exact table capacity */
 	fps_u32		sketch_rows;
 	fps_u32		sketch_cols;
+	fps_u32		readers_cols;	/* 0: fps_readers_cols(sketch_cols) */
 	fps_u64		seed;			/* derives the table's and each row's seed */
 } FpsConfig;
 
@@ -124,7 +129,9 @@ typedef struct FpsEntry
 	/*
 	 * Keys whose writers register as committers: raised by readers only (to
 	 * the wts they observe and the commit_ts they validate at), never by
-	 * installs, unlike rts.  Seeded with rts; never above it.
+	 * installs, unlike rts.  Merged into and seeded from the readers cells,
+	 * not from rts: the writers of a relation's escalation key would
+	 * otherwise be ordered after one another whenever it was evicted.
 	 */
 	volatile fps_u64 readers_rts;
 	/* the last fps_entry_install(): the wts it replaced, and its own */
@@ -144,7 +151,8 @@ typedef struct FpsStats
 	fps_u64		max_entries;
 	fps_u64		sketch_rows;
 	fps_u64		sketch_cols;
-	fps_u64		sketch_bytes;
+	fps_u64		readers_cols;
+	fps_u64		sketch_bytes;	/* both kinds of cells */
 	fps_u64		table_bytes;
 	/* occupancy */
 	fps_u64		entries;		/* entries in the exact table now */
@@ -165,6 +173,8 @@ typedef struct FpsStats
 
 typedef struct FPSketch FPSketch;
 
+extern fps_u32 fps_readers_cols(fps_u32 sketch_cols);
+extern fps_u32 fps_sketch_cols_for_bytes(fps_u64 bytes, fps_u32 rows);
 extern fps_u64 fps_shmem_size(const FpsConfig *config);
 extern FPSketch *fps_create(void *mem, const FpsConfig *config);
 extern FPSketch *fps_attach(void *mem);
@@ -174,6 +184,7 @@ extern void fps_decref(FPSketch *fps, FpsEntry *entry);
 
 extern void fps_sketch_put(FPSketch *fps, fps_u64 key, fps_u64 wts, fps_u64 rts);
 extern void fps_sketch_get(FPSketch *fps, fps_u64 key, fps_u64 *wts, fps_u64 *rts);
+extern fps_u64 fps_readers_get(FPSketch *fps, fps_u64 key);
 
 extern void fps_raise_floor(FPSketch *fps, fps_u64 ts);
 extern fps_u64 fps_floor(FPSketch *fps);

@@ -9,7 +9,7 @@
 --
 
 -- configuration columns (server defaults)
-SELECT protocol, variant, max_entries, sketch_rows, sketch_cols, sketch_bytes,
+SELECT protocol, variant, max_entries, sketch_rows, sketch_cols, sketch_readers_cols, sketch_bytes,
        table_bytes > 0 AS has_table
 FROM fpsketch_stats;
 

@@ -202,8 +202,8 @@ foreach my $variant ('focus_counter', 'exact')
 	if ($variant eq 'focus_counter')
 	{
 		is( $node->safe_psql('postgres',
-				'SELECT sketch_rows, sketch_cols, sketch_bytes FROM fpsketch_stats'),
-			'1|1|16', "($variant) the sketch is a single cell");
+				'SELECT sketch_rows, sketch_cols, sketch_readers_cols, sketch_bytes FROM fpsketch_stats'),
+			'1|1|1|24', "($variant) the sketch is a single cell and one readers cell");
 	}
 
 	is( $node->safe_psql(
