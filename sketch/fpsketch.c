@@ -551,7 +551,8 @@ fps_decref(FPSketch *fps, FpsEntry *e)
 	FpsPartition *part = &fps->partitions[e->partition];
 #ifdef FPS_BROKEN_MERGE_ORDER
 	fps_u64		late_key = 0,
-				late_word = 0;
+				late_word = 0,
+				late_readers = 0;
 	bool		late_merge = false;
 #endif
 
@@ -584,6 +585,7 @@ fps_decref(FPSketch *fps, FpsEntry *e)
 			late_merge = true;
 			late_key = e->key;
 			late_word = fps_atomic_load(&e->word);
+			late_readers = fps_atomic_load(&e->readers_rts);
 #endif
 			merge_and_unlink(fps, part, e,
 							 (fps_u32) (table_hash(fps, e->key) >> 32) & (part->nbuckets - 1));
@@ -594,7 +596,7 @@ fps_decref(FPSketch *fps, FpsEntry *e)
 	if (late_merge)
 	{
 		sched_yield();
-		fps_sketch_put(fps, late_key, fps_word_wts(late_word), fps_word_rts(late_word));
+		sketch_merge(fps, late_key, late_word, late_readers);
 	}
 #endif
 }
