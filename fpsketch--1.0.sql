@@ -63,7 +63,8 @@ CREATE FUNCTION fpsketch_stats(
     OUT sto_writer_waits bigint,
     OUT reevaluations bigint,
     OUT row_lock_waits bigint,
-    OUT reads_valid_before_overwrite bigint)
+    OUT reads_valid_before_overwrite bigint,
+    OUT stable_rereads bigint)
 RETURNS record
 AS 'MODULE_PATHNAME' LANGUAGE C STRICT VOLATILE;
 

@@ -50,6 +50,7 @@ int			fps_protocol = FPS_PROTOCOL_TICTOC;
 int			fps_lock_wait_timeout_ms = 10000;
 bool		fps_prefix_predicates = true;
 bool		fps_reevaluate_updates = true;
+bool		fps_stable_rereads = true;
 bool		fps_column_groups_enabled = true;
 bool		fps_prefer_index_scans = true;
 int			fps_wait_policy = FPS_WAIT_CYCLE_CHECK;
@@ -569,6 +570,11 @@ _PG_init(void)
 							 "Allowed when the statement's own scan was the transaction's only read of the row and the statement joins no other relation; otherwise, or when off, such a statement fails with 40001.",
 							 &fps_reevaluate_updates, true,
 							 PGC_USERSET, 0, NULL, NULL, NULL);
+	DefineCustomBoolVariable("fpsketch.stable_rereads",
+							 "Give a plain SELECT the row version the transaction read before instead of failing when the row has been updated since.",
+							 "Applies when the newer version is on the same heap page (a HOT update); the transaction then commits if it can be serialized before that update.  When off, or otherwise, a second read of a changed row fails with 40001.",
+							 &fps_stable_rereads, true,
+							 PGC_USERSET, 0, NULL, NULL, NULL);
 	DefineCustomIntVariable("fpsketch.escalation_threshold",
 							"Rows of one relation a transaction reads with row keys before it reads the whole relation's key instead.",
 							"Escalation bounds how much of the exact table one transaction pins; it is always safe, but the transaction then conflicts with every writer of the relation.",
@@ -675,6 +681,7 @@ fpsketch_stats(PG_FUNCTION_ARGS)
 	values[i++] = Int64GetDatum(fps_atomic_load(&fps_counters->reevaluations));
 	values[i++] = Int64GetDatum(fps_atomic_load(&fps_counters->row_lock_waits));
 	values[i++] = Int64GetDatum(fps_atomic_load(&fps_counters->reads_valid_before_overwrite));
+	values[i++] = Int64GetDatum(fps_atomic_load(&fps_counters->stable_rereads));
 	if (i != tupdesc->natts)
 		elog(ERROR, "fpsketch_stats() returns %d columns, its SQL definition %d: reinstall the extension",
 			 i, tupdesc->natts);
@@ -706,5 +713,6 @@ fpsketch_stats_reset(PG_FUNCTION_ARGS)
 	fps_atomic_store(&fps_counters->reevaluations, 0);
 	fps_atomic_store(&fps_counters->row_lock_waits, 0);
 	fps_atomic_store(&fps_counters->reads_valid_before_overwrite, 0);
+	fps_atomic_store(&fps_counters->stable_rereads, 0);
 	PG_RETURN_VOID();
 }

@@ -70,22 +70,22 @@ static void write_moved_predicate_keys(Relation rel, FpsRelInfo *info,
 struct FpsIndexFetch;
 static void release_fresh_snapshot(struct FpsIndexFetch *f);
 static uint32 current_statement(void);
+static bool statement_only_reads(void);
 static FpsGroupMask statement_groups(Relation rel, FpsRelInfo *info, bool written);
 
 /* ---- what a heap version tells the protocol ---- */
 
-/* Version created by this transaction (or one of its subtransactions)? */
-static bool
-version_is_own(TupleTableSlot *slot)
+/* The transaction that created the version in slot. */
+static TransactionId
+version_xmin(TupleTableSlot *slot)
 {
 	bool		should_free;
 	HeapTuple	tuple = ExecFetchSlotHeapTuple(slot, false, &should_free);
-	bool		own;
+	TransactionId xmin = HeapTupleHeaderGetRawXmin(tuple->t_data);
 
-	own = TransactionIdIsCurrentTransactionId(HeapTupleHeaderGetRawXmin(tuple->t_data));
 	if (should_free)
 		heap_freetuple(tuple);
-	return own;
+	return xmin;
 }
 
 typedef struct StaleCheckArg
@@ -223,6 +223,139 @@ snapshot_is_tracked(Snapshot snapshot)
 }
 
 /*
+ * Keep the versions this transaction reads from being pruned until it
+ * commits: at READ COMMITTED a backend's xmin otherwise advances between
+ * statements, and a reread (see reread_first_version) needs the version
+ * read before.  Versions read later are protected too: their successors'
+ * xids are at least the xmin of any snapshot that does not see them, and
+ * snapshot xmins only grow.
+ */
+static void
+hold_read_versions(void)
+{
+	if (!fps_stable_rereads ||
+		fps_protocol != FPS_PROTOCOL_TICTOC || IsolationUsesXactSnapshot() ||
+		!ActiveSnapshotSet())
+		return;
+	fps_txn.held_snapshot = RegisterSnapshotOnOwner(GetActiveSnapshot(),
+													TopTransactionResourceOwner);
+}
+
+/*
+ * Put the version at first_tid (created by first_xmin) into slot in place of
+ * the newer version there, if the newer one is its HOT successor: then no
+ * indexed column differs (an index scan's keys match both), and the heap
+ * chain between them proves that first_tid still names the version read
+ * (a pruned and reused line pointer would break the xmin/xmax links).
+ */
+static bool
+store_first_version(Relation rel, ItemPointer first_tid, TransactionId first_xmin,
+					TupleTableSlot *slot)
+{
+	BufferHeapTupleTableSlot *bslot = (BufferHeapTupleTableSlot *) slot;
+	ItemPointerData newest = slot->tts_tid;
+	BlockNumber block = ItemPointerGetBlockNumber(first_tid);
+	OffsetNumber offnum = ItemPointerGetOffsetNumber(first_tid);
+	HeapTupleHeader first = NULL;
+	uint32		first_len = 0;
+	TransactionId prev_xmax = InvalidTransactionId;
+	bool		found = false;
+	Buffer		buffer;
+	Page		page;
+	int			steps;
+
+	if (!TTS_IS_BUFFERTUPLE(slot) || !ItemPointerIsValid(first_tid) ||
+		ItemPointerGetBlockNumber(&newest) != block ||
+		ItemPointerEquals(&newest, first_tid))
+		return false;
+
+	buffer = ReadBuffer(rel, block);
+	LockBuffer(buffer, BUFFER_LOCK_SHARE);
+	page = BufferGetPage(buffer);
+	for (steps = 0; steps < MaxHeapTuplesPerPage; steps++)
+	{
+		ItemId		lp;
+		HeapTupleHeader htup;
+
+		if (offnum < FirstOffsetNumber || offnum > PageGetMaxOffsetNumber(page))
+			break;
+		lp = PageGetItemId(page, offnum);
+		if (!ItemIdIsNormal(lp))
+			break;
+		htup = (HeapTupleHeader) PageGetItem(page, lp);
+		if (steps == 0)
+		{
+			if (!TransactionIdEquals(HeapTupleHeaderGetRawXmin(htup), first_xmin))
+				break;
+			first = htup;
+			first_len = ItemIdGetLength(lp);
+		}
+		else if (!TransactionIdEquals(HeapTupleHeaderGetXmin(htup), prev_xmax))
+			break;
+		if (offnum == ItemPointerGetOffsetNumber(&newest))
+		{
+			found = true;
+			break;
+		}
+		if (!HeapTupleHeaderIsHotUpdated(htup))
+			break;
+		prev_xmax = HeapTupleHeaderGetUpdateXid(htup);
+		offnum = ItemPointerGetOffsetNumber(&htup->t_ctid);
+	}
+	if (found)
+	{
+		/* the slot keeps its own pin of the page: the tuple stays put */
+		bslot->base.tupdata.t_data = first;
+		bslot->base.tupdata.t_len = first_len;
+		bslot->base.tupdata.t_self = *first_tid;
+		bslot->base.tupdata.t_tableOid = RelationGetRelid(rel);
+		ExecStoreBufferHeapTuple(&bslot->base.tupdata, slot, buffer);
+	}
+	UnlockReleaseBuffer(buffer);
+	return found;
+}
+
+/*
+ * A second read of a row found a version other than the one in the read set
+ * (the key's wts moved): give a plain SELECT the version it read before, if
+ * every group it reads was read from that version, instead of a 40001.
+ * That is a read of a version overwritten since, which validation accepts
+ * only if the overwrite committed after our commit_ts (TicToc's commit in
+ * the past).  Groups up to failed went through cc_read already.
+ */
+static bool
+reread_first_version(Relation rel, FpsRelInfo *info, fps_u64 key,
+					 FpsGroupMask groups, int failed, FpsAccess *failed_access,
+					 TupleTableSlot *slot)
+{
+	int			g;
+
+	/* a row we also write cannot commit before its overwrite: lost update */
+	if (!fps_stable_rereads || failed_access->is_write || !statement_only_reads())
+		return false;
+	for (g = failed + 1; g < info->ngroups; g++)
+	{
+		FpsAccess  *access;
+
+		if (!(groups & (1 << g)))
+			continue;
+		access = fps_txn_lookup(fps_group_key(key, g));
+		if (access == NULL || !access->is_read ||
+			!ItemPointerEquals(&access->first_tid, &failed_access->first_tid) ||
+			access->first_xmin != failed_access->first_xmin)
+			return false;
+	}
+	if (!store_first_version(rel, &failed_access->first_tid,
+							 failed_access->first_xmin, slot))
+		return false;
+	for (g = failed + 1; g < info->ngroups; g++)
+		if (groups & (1 << g))
+			fps_txn_lookup(fps_group_key(key, g))->nreads++;
+	fps_atomic_add(&fps_counters->stable_rereads, 1);
+	return true;
+}
+
+/*
  * The version in slot was read by the transaction's logic: the column
  * groups the statement references, or all of them (all_groups: a unique
  * check, which compares whole rows).
@@ -235,11 +368,18 @@ track_read(Relation rel, TupleTableSlot *slot, bool all_groups)
 	FpsVersion	version;
 	FpsAccess  *access;
 	FpsGroupMask groups;
+	TransactionId xmin;
 	fps_u64		key;
+	bool		all_read_before = true;
+	ItemPointerData first_tid;
+	TransactionId first_xmin = InvalidTransactionId;
 	int			g;
 
-	if (!fps_tracking_active(rel, &info) || version_is_own(slot))
+	if (!fps_tracking_active(rel, &info))
 		return;
+	xmin = version_xmin(slot);
+	if (TransactionIdIsCurrentTransactionId(xmin))
+		return;					/* own writes are not reads */
 	if (unlikely(fps_ddl_depth > 0) && CheckRelationLockedByMe(rel, ShareLock, true))
 	{
 		fps_txn_note_untracked_write();
@@ -271,9 +411,35 @@ track_read(Relation rel, TupleTableSlot *slot, bool all_groups)
 		if (!(groups & (1 << g)))
 			continue;
 		access = fps_txn_access(fps_group_key(key, g), info->relid);
+		/* after the first access: the transaction's end will release it */
+		if (unlikely(fps_txn.held_snapshot == NULL))
+			hold_read_versions();
 		if (access->nreads++ == 0)
+		{
 			access->read_stmt = current_statement();
-		cc_read(access, &version);
+			access->first_tid = slot->tts_tid;
+			access->first_xmin = xmin;
+			all_read_before = false;
+		}
+		else if (all_read_before)
+		{
+			/* groups read from different versions: no one version fits */
+			if (first_xmin == InvalidTransactionId)
+			{
+				first_tid = access->first_tid;
+				first_xmin = access->first_xmin;
+			}
+			else if (!ItemPointerEquals(&first_tid, &access->first_tid) ||
+					 first_xmin != access->first_xmin)
+				all_read_before = false;
+		}
+		if (!cc_read(access, &version))
+		{
+			if (all_read_before &&
+				reread_first_version(rel, info, key, groups, g, access, slot))
+				return;
+			fps_abort(FPS_ABORT_REREAD_CHANGED, info->relid);
+		}
 	}
 }
 
@@ -677,6 +843,19 @@ static uint32
 current_statement(void)
 {
 	return nrunning_queries > 0 ? running_statements[nrunning_queries - 1] : 0;
+}
+
+/* Does the innermost statement only read (a SELECT without row locks)? */
+static bool
+statement_only_reads(void)
+{
+	PlannedStmt *stmt;
+
+	if (nrunning_queries == 0)
+		return false;
+	stmt = running_queries[nrunning_queries - 1]->plannedstmt;
+	return stmt != NULL && stmt->commandType == CMD_SELECT &&
+		stmt->rowMarks == NIL && !stmt->hasModifyingCTE;
 }
 
 /*

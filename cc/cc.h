@@ -40,6 +40,7 @@ extern int	fps_lock_wait_timeout_ms;
 extern bool fps_prefix_predicates;
 extern bool fps_reevaluate_updates;
 extern bool fps_column_groups_enabled;
+extern bool fps_stable_rereads;
 extern bool fps_prefer_index_scans;
 extern int	fps_wait_policy;
 
@@ -91,6 +92,7 @@ typedef struct FpsSharedCounters
 	volatile fps_u64 reevaluations;	/* EvalPlanQual on a newer version allowed */
 	volatile fps_u64 row_lock_waits;	/* cycle_check: waits for a row lock */
 	volatile fps_u64 reads_valid_before_overwrite;	/* TicToc: overwritten after commit_ts */
+	volatile fps_u64 stable_rereads;	/* rereads given the version read before */
 } FpsSharedCounters;
 
 extern FPSketch *fps_sketch;
@@ -181,6 +183,8 @@ typedef struct FpsAccess
 	bool		committing;		/* we count among the entry's committers */
 	uint16		nreads;			/* row versions read through this key */
 	uint32		read_stmt;		/* statement of the first read (0: none) */
+	ItemPointerData first_tid;	/* storage's name of the version first read */
+	TransactionId first_xmin;
 } FpsAccess;
 
 /* Row reads of one relation in this transaction, for lock escalation. */
@@ -207,6 +211,7 @@ typedef struct FpsTxn
 	FpsRelReads relreads[FPS_MAX_REL_READS];
 	fps_u64		commit_ts;		/* TicToc: from validation */
 	fps_u64		sto_ts;			/* STO: from the clock at the first access */
+	Snapshot	held_snapshot;	/* keeps versions read from being pruned */
 } FpsTxn;
 
 extern FpsTxn fps_txn;
@@ -248,14 +253,14 @@ typedef struct FpsVersion
 
 /* ---- the protocol in force (cc/txn.c dispatches) ---- */
 
-extern void cc_read(FpsAccess *access, FpsVersion *version);
+extern bool cc_read(FpsAccess *access, FpsVersion *version);
 extern void cc_write(FpsAccess *access);
 extern void cc_phantom_read(FpsAccess *access);
 extern void cc_phantom_write(FpsAccess *access);
 
 /* ---- TicToc (cc/tictoc.c) ---- */
 
-extern void tictoc_read(FpsAccess *access, FpsVersion *version);
+extern bool tictoc_read(FpsAccess *access, FpsVersion *version);
 extern void tictoc_write(FpsAccess *access);
 extern void tictoc_phantom_read(FpsAccess *access);
 extern void tictoc_phantom_write(FpsAccess *access);

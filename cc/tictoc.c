@@ -44,14 +44,24 @@
 
 #include "cc.h"
 
-/* Algorithm 3, READ: record the (wts, rts) of the version just read. */
-void
+/*
+ * Algorithm 3, READ: record the (wts, rts) of the version just read.  False,
+ * with nothing recorded, if the transaction has read this key before and the
+ * entry has moved on since: the version just read is not the one in the
+ * read set.  The storage may then hand the transaction the version it read
+ * before (validated like any read overwritten since); otherwise validation
+ * could only fail, and the caller aborts.
+ */
+bool
 tictoc_read(FpsAccess *access, FpsVersion *version)
 {
 	fps_u64		word;
 
 	if (!fps_wait_while_locked(access, &word))
 		fps_abort(FPS_ABORT_LOCK_TIMEOUT, access->relid);
+
+	if (access->is_read && fps_word_wts(word) != fps_word_wts(access->observed))
+		return false;
 
 	if (version->is_stale(version->arg))
 		fps_abort(FPS_ABORT_STALE_READ, access->relid);
@@ -61,11 +71,7 @@ tictoc_read(FpsAccess *access, FpsVersion *version)
 		access->observed = word & ~FPS_LOCK_BIT;
 		access->is_read = true;
 	}
-	else if (fps_word_wts(word) != fps_word_wts(access->observed))
-	{
-		/* a second version of the row: validation could only fail later */
-		fps_abort(FPS_ABORT_REREAD_CHANGED, access->relid);
-	}
+	return true;
 }
 
 /* Algorithm 3 keeps the write set until commit; heap already has the data. */

@@ -39,6 +39,8 @@
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
 #include "utils/rel.h"
+#include "utils/resowner.h"
+#include "utils/snapmgr.h"
 
 #include "cc.h"
 #include "../fpsketch_am.h"
@@ -358,13 +360,15 @@ fps_wait_while_locked(FpsAccess *access, fps_u64 *word)
 
 /* ---- the protocol in force ---- */
 
-void
+bool
 cc_read(FpsAccess *access, FpsVersion *version)
 {
 	if (fps_protocol == FPS_PROTOCOL_STO)
+	{
 		sto_read(access, version);
-	else
-		tictoc_read(access, version);
+		return true;
+	}
+	return tictoc_read(access, version);
 }
 
 void
@@ -408,6 +412,8 @@ txn_reset(void)
 	fps_txn.nrelreads = 0;
 	fps_txn.commit_ts = 0;
 	fps_txn.sto_ts = 0;
+	/* unregistered in PRE_COMMIT, or by the resource owner on abort */
+	fps_txn.held_snapshot = NULL;
 }
 
 static void
@@ -419,6 +425,13 @@ fps_xact_callback(XactEvent event, void *arg)
 	switch (event)
 	{
 		case XACT_EVENT_PRE_COMMIT:
+			/* the last read is done (deferred triggers ran before) */
+			if (fps_txn.held_snapshot != NULL)
+			{
+				UnregisterSnapshotFromOwner(fps_txn.held_snapshot,
+											TopTransactionResourceOwner);
+				fps_txn.held_snapshot = NULL;
+			}
 			if (fps_protocol == FPS_PROTOCOL_TICTOC)
 				tictoc_validate(&fps_txn);
 			else
