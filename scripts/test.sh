@@ -109,6 +109,13 @@ cat "$LOG/regress.log" | grep -E '^(ok|not ok|test |     |All|[0-9]+ of)' | tail
 record_pg_regress "pg_regress" "$LOG/regress.log"
 [ -f regression.diffs ] && head -80 regression.diffs
 
+echo "== heap positive-control specs match their sources"
+if sh test/make_heap_controls.sh --check; then
+	record "heap controls current" 1 0
+else
+	record "heap controls current" 0 1
+fi
+
 echo "== isolation specs (fpsketch and heap positive controls)"
 make -s installcheck-isolation-only >"$LOG/isolation.log" 2>&1
 grep -E '^(ok|not ok|test |All|[0-9]+ of)' "$LOG/isolation.log" | tail -80
