@@ -226,7 +226,8 @@ snapshot_is_tracked(Snapshot snapshot)
  * Keep the versions this transaction reads from being pruned until it
  * commits: at READ COMMITTED a backend's xmin otherwise advances between
  * statements, and a reread (see reread_first_version) needs the version
- * read before.  Versions read later are protected too: their successors'
+ * read before, and its TOAST chunks (which detoasting finds for as long as
+ * they are not pruned, deleted or not).  Versions read later are protected too: their successors'
  * xids are at least the xmin of any snapshot that does not see them, and
  * snapshot xmins only grow.
  */
@@ -264,7 +265,8 @@ store_first_version(Relation rel, ItemPointer first_tid, TransactionId first_xmi
 	Page		page;
 	int			steps;
 
-	if (!TTS_IS_BUFFERTUPLE(slot) || !ItemPointerIsValid(first_tid) ||
+	if (!TTS_IS_BUFFERTUPLE(slot) || !TransactionIdIsValid(first_xmin) ||
+		!ItemPointerIsValid(first_tid) ||
 		ItemPointerGetBlockNumber(&newest) != block ||
 		ItemPointerEquals(&newest, first_tid))
 		return false;
@@ -418,7 +420,8 @@ track_read(Relation rel, TupleTableSlot *slot, bool all_groups)
 		{
 			access->read_stmt = current_statement();
 			access->first_tid = slot->tts_tid;
-			access->first_xmin = xmin;
+			/* a version read while nothing kept it (or its TOAST) unpruned: no reread */
+			access->first_xmin = fps_txn.held_snapshot != NULL ? xmin : InvalidTransactionId;
 			all_read_before = false;
 		}
 		else if (all_read_before)
