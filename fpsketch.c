@@ -56,6 +56,7 @@ bool		fps_prefer_index_scans = true;
 int			fps_wait_policy = FPS_WAIT_CYCLE_CHECK;
 int			fps_escalation_threshold = 1000;
 static int	fps_variant = FPS_VARIANT_FOCUS_SKETCH;
+static int	fps_eviction = FPS_EVICT_CLOCK;
 static int	fps_sketch_size_kb = 32;
 static int	fps_sketch_rows = 4;
 static int	fps_max_entries = -1;
@@ -77,6 +78,12 @@ static const struct config_enum_entry variant_options[] = {
 	{"focus_sketch", FPS_VARIANT_FOCUS_SKETCH, false},
 	{"focus_counter", FPS_VARIANT_FOCUS_COUNTER, false},
 	{"exact", FPS_VARIANT_EXACT, false},
+	{NULL, 0, false}
+};
+
+static const struct config_enum_entry eviction_options[] = {
+	{"unpin", FPS_EVICT_ON_UNPIN, false},
+	{"clock", FPS_EVICT_CLOCK, false},
 	{NULL, 0, false}
 };
 
@@ -119,6 +126,7 @@ fps_config(FpsConfig *config)
 {
 	memset(config, 0, sizeof(*config));
 	config->variant = (FpsVariant) fps_variant;
+	config->eviction = (FpsEviction) fps_eviction;
 	config->max_entries = effective_max_entries();
 	config->sketch_rows = fps_sketch_rows;
 	config->sketch_cols = fps_sketch_cols_for_bytes((uint64) fps_sketch_size_kb * 1024,
@@ -495,6 +503,7 @@ check_raw_settings(void)
 	check_raw_bool("fpsketch.column_groups");
 	check_raw_enum("fpsketch.protocol", protocol_options);
 	check_raw_enum("fpsketch.variant", variant_options);
+	check_raw_enum("fpsketch.eviction", eviction_options);
 	check_raw_int("fpsketch.sketch_size", GUC_UNIT_KB, 1, 1024 * 1024);
 	check_raw_int("fpsketch.sketch_rows", 0, 1, 16);
 	check_raw_int("fpsketch.max_entries", 0, -1, 64 * 1024 * 1024);
@@ -524,6 +533,11 @@ _PG_init(void)
 							 "FPSketch variant: focus_sketch, focus_counter or exact.",
 							 NULL,
 							 &fps_variant, FPS_VARIANT_FOCUS_SKETCH, variant_options,
+							 PGC_POSTMASTER, 0, NULL, NULL, NULL);
+	DefineCustomEnumVariable("fpsketch.eviction",
+							 "When focus_sketch moves a key no running transaction uses from the exact table into the sketch.",
+							 "clock: the key keeps its exact timestamps in the table until its slot is needed (CLOCK order), so the sketch over-approximates only keys untouched for longer; unpin: at once when its last user ends (the dissertation's Focus-Sketch), which leaves the table holding only pinned keys.",
+							 &fps_eviction, FPS_EVICT_CLOCK, eviction_options,
 							 PGC_POSTMASTER, 0, NULL, NULL, NULL);
 	DefineCustomIntVariable("fpsketch.sketch_size",
 							"Memory for the FPSketch's sketch (peripheral region).",

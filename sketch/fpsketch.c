@@ -132,6 +132,23 @@ readers_cols_of(const FpsConfig *config)
 		fps_readers_cols(cols_of(config));
 }
 
+/* focus_sketch with immediate eviction: the last DECREF merges and unlinks */
+static inline bool
+evicts_on_unpin(const FPSketch *fps)
+{
+	return fps->config.variant == FPS_VARIANT_FOCUS_SKETCH &&
+		fps->config.eviction == FPS_EVICT_ON_UNPIN;
+}
+
+/* unpinned entries stay until INCREF needs their slot */
+static inline bool
+evicts_by_clock(const FPSketch *fps)
+{
+	return fps->config.variant == FPS_VARIANT_FOCUS_COUNTER ||
+		(fps->config.variant == FPS_VARIANT_FOCUS_SKETCH &&
+		 fps->config.eviction == FPS_EVICT_CLOCK);
+}
+
 static fps_u64
 cells_bytes(fps_u32 rows, fps_u32 cols, fps_u32 readers_cols)
 {
@@ -453,7 +470,7 @@ merge_and_unlink(FPSketch *fps, FpsPartition *part, FpsEntry *e, fps_u32 bucket)
 	fps_atomic_sub(&fps->nused, 1);
 }
 
-/* CLOCK over the partition's unpinned entries (focus_counter). */
+/* CLOCK over the partition's unpinned entries (evicts_by_clock). */
 static bool
 clock_evict(FPSketch *fps, FpsPartition *part)
 {
@@ -509,8 +526,7 @@ fps_incref(FPSketch *fps, fps_u64 key)
 		}
 	}
 
-	if (part->freelist < 0 &&
-		!(fps->config.variant == FPS_VARIANT_FOCUS_COUNTER && clock_evict(fps, part)))
+	if (part->freelist < 0 && !(evicts_by_clock(fps) && clock_evict(fps, part)))
 	{
 		part->table_full++;
 		fps_spin_release(&part->mutex);
@@ -579,7 +595,7 @@ fps_decref(FPSketch *fps, FpsEntry *e)
 			part->lock_leaks++;
 			fps_atomic_store(&e->committers, 0);
 		}
-		if (fps->config.variant == FPS_VARIANT_FOCUS_SKETCH)
+		if (evicts_on_unpin(fps))
 		{
 #ifdef FPS_BROKEN_MERGE_ORDER
 			late_merge = true;
@@ -611,6 +627,7 @@ fps_get_stats(FPSketch *fps, FpsStats *s)
 
 	memset(s, 0, sizeof(*s));
 	s->variant = fps->config.variant;
+	s->eviction = fps->config.eviction;
 	s->max_entries = fps->config.max_entries;
 	s->sketch_rows = fps->config.sketch_rows;
 	s->sketch_cols = fps->config.sketch_cols;

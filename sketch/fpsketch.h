@@ -8,7 +8,9 @@
  *
  *	- the foveated region, an exact hash table holding an entry
  *	  {key, word = (lock, wts, rts), refcount} for every key that an in-flight
- *	  transaction has pinned (INCREF), and
+ *	  transaction has pinned (INCREF) and, unless entries are evicted at
+ *	  their last DECREF (FPS_EVICT_ON_UNPIN), for recently unpinned keys
+ *	  until CLOCK needs their slot, and
  *	- the peripheral region, a count-min-style sketch of rows x cols cells of
  *	  (wts, rts); PUT is a field-wise atomic MAX into one cell per row, GET is
  *	  the field-wise MIN over the rows followed by rts = max(rts, wts);
@@ -22,10 +24,11 @@
  *	  entry is seeded by GET, so every key's timestamps only over-approximate;
  *	- pinned => exact: while refcount > 0 the entry's word changes only
  *	  through fps_entry_cas() by the pinning transactions;
- *	- merge before unlink: the last DECREF MAXes the entry into the sketch
- *	  while still holding the partition lock, so a key is never in neither
- *	  region and a concurrent INCREF of the same key reseeds from a sketch that
- *	  already holds the value;
+ *	- merge before unlink: whoever unlinks an unpinned entry (the last
+ *	  DECREF, or a CLOCK eviction) MAXes it into the sketch while still
+ *	  holding the partition lock, so a key is never in neither region and a
+ *	  concurrent INCREF of the same key reseeds from a sketch that already
+ *	  holds the value;
  *	- timestamps never decrease, and wts <= rts holds by construction of the
  *	  packed word.
  *
@@ -94,14 +97,26 @@ fps_word_make(bool locked, fps_u64 wts, fps_u64 rts)
 
 typedef enum FpsVariant
 {
-	FPS_VARIANT_FOCUS_SKETCH,	/* evict at refcount 0 into the sketch */
+	FPS_VARIANT_FOCUS_SKETCH,	/* rows x cols sketch, eviction per FpsEviction */
 	FPS_VARIANT_FOCUS_COUNTER,	/* 1x1 sketch, CLOCK-evicted table */
 	FPS_VARIANT_EXACT			/* no eviction: every key ever touched */
 } FpsVariant;
 
+/*
+ * When focus_sketch moves an unpinned entry into the sketch (the
+ * dissertation's eviction mechanism, section 3.2: "evicted immediately or
+ * kept in the hash table until evicted due to space pressure").
+ */
+typedef enum FpsEviction
+{
+	FPS_EVICT_ON_UNPIN,			/* at the last DECREF (the paper's Focus-Sketch) */
+	FPS_EVICT_CLOCK				/* when INCREF needs the slot, by CLOCK */
+} FpsEviction;
+
 typedef struct FpsConfig
 {
 	FpsVariant	variant;
+	FpsEviction eviction;		/* focus_sketch only */
 	fps_u32		max_entries;	/* exact table capacity */
 	fps_u32		sketch_rows;
 	fps_u32		sketch_cols;
@@ -148,6 +163,7 @@ typedef struct FpsStats
 {
 	/* configuration */
 	FpsVariant	variant;
+	FpsEviction eviction;		/* as configured; focus_sketch only */
 	fps_u64		max_entries;
 	fps_u64		sketch_rows;
 	fps_u64		sketch_cols;
@@ -166,7 +182,7 @@ typedef struct FpsStats
 	fps_u64		decrefs;
 	fps_u64		seeds;			/* entries created from a sketch GET */
 	fps_u64		merges;			/* entries merged into the sketch */
-	fps_u64		evictions;		/* of which CLOCK evictions (focus_counter) */
+	fps_u64		evictions;		/* of which CLOCK evictions */
 	fps_u64		table_full;		/* INCREFs refused: no free entry */
 	fps_u64		lock_leaks;		/* lock bits found at the last DECREF */
 } FpsStats;

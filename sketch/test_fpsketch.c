@@ -21,7 +21,9 @@
  * messages of each case are printed with the key and the values involved.
  *
  * Options: -t threads (default 8), -s seconds per concurrent case
- * (default 2), -v focus_sketch|focus_counter|exact|all (default all).
+ * (default 2), -v focus_sketch|focus_sketch_clock|focus_counter|exact|all
+ * (default all).  focus_sketch_clock is focus_sketch with FPS_EVICT_CLOCK:
+ * the real sketch, unpinned entries kept until CLOCK needs their slot.
  *
  *-------------------------------------------------------------------------
  */
@@ -201,13 +203,30 @@ typedef struct VariantInfo
 {
 	const char *name;
 	FpsVariant	variant;
+	FpsEviction eviction;
 } VariantInfo;
 
 static const VariantInfo variants[] = {
-	{"focus_sketch", FPS_VARIANT_FOCUS_SKETCH},
-	{"focus_counter", FPS_VARIANT_FOCUS_COUNTER},
-	{"exact", FPS_VARIANT_EXACT},
+	{"focus_sketch", FPS_VARIANT_FOCUS_SKETCH, FPS_EVICT_ON_UNPIN},
+	{"focus_sketch_clock", FPS_VARIANT_FOCUS_SKETCH, FPS_EVICT_CLOCK},
+	{"focus_counter", FPS_VARIANT_FOCUS_COUNTER, FPS_EVICT_CLOCK},
+	{"exact", FPS_VARIANT_EXACT, FPS_EVICT_ON_UNPIN},
 };
+
+/* the last DECREF merges and unlinks (nothing unpinned stays) */
+static bool
+merges_on_unpin(FpsVariant variant, FpsEviction eviction)
+{
+	return variant == FPS_VARIANT_FOCUS_SKETCH && eviction == FPS_EVICT_ON_UNPIN;
+}
+
+/* unpinned entries stay until INCREF needs their slot */
+static bool
+clock_evicts(FpsVariant variant, FpsEviction eviction)
+{
+	return variant == FPS_VARIANT_FOCUS_COUNTER ||
+		(variant == FPS_VARIANT_FOCUS_SKETCH && eviction == FPS_EVICT_CLOCK);
+}
 #define NVARIANTS ((int) (sizeof(variants) / sizeof(variants[0])))
 
 /*
@@ -225,11 +244,12 @@ typedef struct TestSketch
 } TestSketch;
 
 static void
-sketch_open(TestSketch *ts, FpsVariant variant, fps_u32 max_entries,
+sketch_open(TestSketch *ts, const VariantInfo *v, fps_u32 max_entries,
 			fps_u32 rows, fps_u32 cols, TestCase *memory_case)
 {
 	memset(ts, 0, sizeof(*ts));
-	ts->config.variant = variant;
+	ts->config.variant = v->variant;
+	ts->config.eviction = v->eviction;
 	ts->config.max_entries = max_entries;
 	ts->config.sketch_rows = rows;
 	ts->config.sketch_cols = cols;
@@ -339,9 +359,10 @@ install(TestCase *tc, FpsEntry *e, fps_u64 word)
  *	  decrefs + table_full, and each must equal what the callers counted;
  *	- every entry is created by a seed and removed by a merge (a CLOCK
  *	  eviction also merges), so seeds - merges == entries;
- *	- focus_sketch merges at refcount 0: nothing stays in the table;
- *	  exact never removes, focus_sketch never CLOCK-evicts, and in
- *	  focus_counter every merge is an eviction;
+ *	- focus_sketch (eviction at unpin) merges at refcount 0: nothing stays
+ *	  in the table and nothing is CLOCK-evicted; exact never removes; with
+ *	  CLOCK eviction (focus_counter, focus_sketch_clock) every merge is an
+ *	  eviction;
  *	- the table's structure and its occupancy counters agree;
  *	- fps_max_timestamp() bounds every timestamp the callers stored.
  */
@@ -379,27 +400,23 @@ check_quiescent(TestCase *tc, TestSketch *ts, const char *when,
 	CHECK(tc, s.lock_leaks == expected_lock_leaks,
 		  "%s: lock_leaks = %llu, expected %llu",
 		  when, (ull) s.lock_leaks, (ull) expected_lock_leaks);
-	switch (s.variant)
+	if (clock_evicts(s.variant, s.eviction))
+		CHECK(tc, s.merges == s.evictions,
+			  "%s: CLOCK eviction: merges %llu != evictions %llu",
+			  when, (ull) s.merges, (ull) s.evictions);
+	else if (merges_on_unpin(s.variant, s.eviction))
 	{
-		case FPS_VARIANT_FOCUS_SKETCH:
 			CHECK(tc, s.entries == 0,
 				  "%s: focus_sketch keeps %llu unpinned entries",
 				  when, (ull) s.entries);
 			CHECK(tc, s.evictions == 0,
 				  "%s: focus_sketch CLOCK-evicted %llu entries",
 				  when, (ull) s.evictions);
-			break;
-		case FPS_VARIANT_FOCUS_COUNTER:
-			CHECK(tc, s.merges == s.evictions,
-				  "%s: focus_counter merges %llu != evictions %llu",
-				  when, (ull) s.merges, (ull) s.evictions);
-			break;
-		case FPS_VARIANT_EXACT:
-			CHECK(tc, s.merges == 0 && s.evictions == 0,
-				  "%s: exact merged %llu / evicted %llu entries",
-				  when, (ull) s.merges, (ull) s.evictions);
-			break;
 	}
+	else
+		CHECK(tc, s.merges == 0 && s.evictions == 0,
+			  "%s: exact merged %llu / evicted %llu entries",
+			  when, (ull) s.merges, (ull) s.evictions);
 }
 
 /* ---- unit/word_packing ---- */
@@ -577,7 +594,7 @@ unit_sketch(TestCase *tc, const VariantInfo *v, TestCase *memory_case)
 				rts;
 	int			i;
 
-	sketch_open(&ts, v->variant, 64, 4, 64, memory_case);
+	sketch_open(&ts, v, 64, 4, 64, memory_case);
 	for (key = 0; key < 1000; key++)
 	{
 		get(&ts, key, &wts, &rts);
@@ -625,7 +642,7 @@ unit_entry_lifecycle(TestCase *tc, const VariantInfo *v, TestCase *memory_case)
 			   *e2;
 	FpsStats	s;
 
-	sketch_open(&ts, v->variant, 64, 4, 64, memory_case);
+	sketch_open(&ts, v, 64, 4, 64, memory_case);
 	put(&ts, key, 1000, 1500);
 	get(&ts, key, &gwts, &grts);
 	e = unit_pin(&ts, &c, key);
@@ -673,7 +690,7 @@ unit_entry_lifecycle(TestCase *tc, const VariantInfo *v, TestCase *memory_case)
 	unit_unpin(&ts, &c, e);
 
 	s = stats_of(&ts);
-	if (v->variant == FPS_VARIANT_FOCUS_SKETCH)
+	if (merges_on_unpin(v->variant, v->eviction))
 	{
 		CHECK(tc, s.entries == 0 && s.merges == 1 && s.pinned == 0,
 			  "focus_sketch after last DECREF: entries %llu merges %llu pinned %llu, "
@@ -686,7 +703,7 @@ unit_entry_lifecycle(TestCase *tc, const VariantInfo *v, TestCase *memory_case)
 	}
 	else
 	{
-		/* exact and focus_counter keep the unpinned entry, exactly */
+		/* exact and CLOCK eviction keep the unpinned entry, exactly */
 		CHECK(tc, s.entries == 1 && s.merges == 0 && s.pinned == 0,
 			  "%s after last DECREF: entries %llu merges %llu pinned %llu, "
 			  "expected 1/0/0",
@@ -720,7 +737,7 @@ unit_table_full(TestCase *tc, const VariantInfo *v, TestCase *memory_case)
 	FpsStats	s;
 	int			i;
 
-	sketch_open(&ts, v->variant, 4, 4, 64, memory_case);
+	sketch_open(&ts, v, 4, 4, 64, memory_case);
 	for (i = 0; i < 4; i++)
 	{
 		e[i] = unit_pin(&ts, &c, 100 + i);
@@ -734,7 +751,7 @@ unit_table_full(TestCase *tc, const VariantInfo *v, TestCase *memory_case)
 		install(tc, e[i], words[i]);
 	}
 
-	if (v->variant == FPS_VARIANT_FOCUS_COUNTER)
+	if (clock_evicts(v->variant, v->eviction))
 	{
 		/*
 		 * Keys 100..102 stay pinned, 103 is released with (5000, 5000): the
@@ -752,10 +769,19 @@ unit_table_full(TestCase *tc, const VariantInfo *v, TestCase *memory_case)
 			  (void *) e[3], (void *) f, (ull) s.evictions, (ull) s.merges);
 		if (f != NULL)
 		{
-			/* the 1x1 sketch got the evicted (5000, 5000) before the reseed */
-			CHECK(tc, fps_word_wts(load(f)) >= 5000 && fps_word_rts(load(f)) >= 5000,
-				  "key 104 seeded (%llu, %llu) after evicting (5000, 5000)",
-				  (ull) fps_word_wts(load(f)), (ull) fps_word_rts(load(f)));
+			fps_u64		gwts,
+						grts;
+
+			/* the evicted (5000, 5000) reached the sketch before the slot was reused */
+			get(&ts, 103, &gwts, &grts);
+			CHECK(tc, gwts >= 5000 && grts >= 5000,
+				  "key 103 evicted with (5000, 5000), sketch GET (%llu, %llu)",
+				  (ull) gwts, (ull) grts);
+			/* a 1x1 sketch shares its one cell with key 104 */
+			if (v->variant == FPS_VARIANT_FOCUS_COUNTER)
+				CHECK(tc, fps_word_wts(load(f)) >= 5000 && fps_word_rts(load(f)) >= 5000,
+					  "key 104 seeded (%llu, %llu) after evicting (5000, 5000)",
+					  (ull) fps_word_wts(load(f)), (ull) fps_word_rts(load(f)));
 			e[4] = f;
 			words[4] = load(f);
 		}
@@ -794,7 +820,7 @@ unit_table_full(TestCase *tc, const VariantInfo *v, TestCase *memory_case)
 		if (e[4] != NULL)
 			unit_unpin(&ts, &c, e[4]);
 	}
-	else if (v->variant == FPS_VARIANT_FOCUS_SKETCH)
+	else if (merges_on_unpin(v->variant, v->eviction))
 	{
 		f = unit_pin(&ts, &c, 104);
 		s = stats_of(&ts);
@@ -836,7 +862,7 @@ unit_table_full(TestCase *tc, const VariantInfo *v, TestCase *memory_case)
 		}
 	}
 	check_quiescent(tc, &ts, "table full", c.increfs, c.refused, c.decrefs,
-					0, v->variant == FPS_VARIANT_FOCUS_COUNTER ? 5000 : 113);
+					0, clock_evicts(v->variant, v->eviction) ? 5000 : 113);
 	sketch_close(&ts);
 }
 
@@ -856,7 +882,7 @@ unit_floor(TestCase *tc, const VariantInfo *v, TestCase *memory_case)
 	fps_u64		yword,
 				word;
 
-	sketch_open(&ts, v->variant, 64, 4, 64, memory_case);
+	sketch_open(&ts, v, 64, 4, 64, memory_case);
 	x = unit_pin(&ts, &c, 1);
 	y = unit_pin(&ts, &c, 2);
 	if (x == NULL || y == NULL)
@@ -913,7 +939,7 @@ unit_install_record(TestCase *tc, const VariantInfo *v, TestCase *memory_case)
 	FpsEntry   *e;
 	fps_u64		first;
 
-	sketch_open(&ts, v->variant, 64, 4, 64, memory_case);
+	sketch_open(&ts, v, 64, 4, 64, memory_case);
 	e = unit_pin(&ts, &c, 42);
 	if (e == NULL)
 	{
@@ -964,7 +990,7 @@ unit_readers_rts(TestCase *tc, const VariantInfo *v, TestCase *memory_case)
 	fps_u64		readers,
 				word;
 
-	sketch_open(&ts, v->variant, 64, 4, 64, memory_case);
+	sketch_open(&ts, v, 64, 4, 64, memory_case);
 	CHECK(tc, stats_of(&ts).readers_cols == (v->variant == FPS_VARIANT_FOCUS_COUNTER ? 1 : 8),
 		  "%llu readers columns for 64 sketch columns",
 		  (ull) stats_of(&ts).readers_cols);
@@ -998,7 +1024,7 @@ unit_readers_rts(TestCase *tc, const VariantInfo *v, TestCase *memory_case)
 	CHECK(tc, fps_word_wts(word) >= 9000, "re-pinned wts %llu below the install at 9000",
 		  (ull) fps_word_wts(word));
 	unit_unpin(&ts, &c, e);
-	if (v->variant == FPS_VARIANT_FOCUS_SKETCH)
+	if (merges_on_unpin(v->variant, v->eviction))
 	{
 		readers = fps_readers_get(ts.fps, 7);
 		CHECK(tc, readers >= 500 && readers < 9000,
@@ -1021,7 +1047,7 @@ unit_lock_leak(TestCase *tc, const VariantInfo *v, TestCase *memory_case)
 				wts,
 				rts;
 
-	sketch_open(&ts, v->variant, 64, 4, 64, memory_case);
+	sketch_open(&ts, v, 64, 4, 64, memory_case);
 	e = unit_pin(&ts, &c, 77);
 	if (e == NULL)
 	{
@@ -1034,7 +1060,7 @@ unit_lock_leak(TestCase *tc, const VariantInfo *v, TestCase *memory_case)
 	CHECK(tc, stats_of(&ts).lock_leaks == 1, "lock_leaks %llu after a leak, expected 1",
 		  (ull) stats_of(&ts).lock_leaks);
 	get(&ts, 77, &wts, &rts);
-	if (v->variant == FPS_VARIANT_FOCUS_SKETCH)
+	if (merges_on_unpin(v->variant, v->eviction))
 		CHECK(tc, wts >= 300 && rts >= 400,
 			  "leaked entry merged as (%llu, %llu), expected >= (300, 400)",
 			  (ull) wts, (ull) rts);
@@ -1323,7 +1349,7 @@ test_get_never_below_put(const VariantInfo *v, TestCase *end_case, EndFigures *e
 	size_t		nslots = (size_t) opt_threads * OWN_KEYS;
 
 	memset(&run, 0, sizeof(run));
-	sketch_open(&ts, v->variant, CHURN_MAX_ENTRIES, PUT_ROWS, PUT_COLS, memory_case);
+	sketch_open(&ts, v, CHURN_MAX_ENTRIES, PUT_ROWS, PUT_COLS, memory_case);
 	run.ts = &ts;
 	run.tc = tc;
 	run.nthreads = opt_threads;
@@ -1486,7 +1512,7 @@ test_never_decrease(const VariantInfo *v, TestCase *end_case, EndFigures *end_fi
 	char		details[512];
 
 	memset(&run, 0, sizeof(run));
-	sketch_open(&ts, v->variant, CHURN_MAX_ENTRIES, CHURN_ROWS, CHURN_COLS,
+	sketch_open(&ts, v, CHURN_MAX_ENTRIES, CHURN_ROWS, CHURN_COLS,
 				memory_case);
 	run.ts = &ts;
 	run.tc = tc;
@@ -1653,7 +1679,7 @@ test_pinned_stable(const VariantInfo *v, TestCase *end_case, EndFigures *end_fig
 	char		details[512];
 
 	memset(&run, 0, sizeof(run));
-	sketch_open(&ts, v->variant, CHURN_MAX_ENTRIES, CHURN_ROWS, CHURN_COLS,
+	sketch_open(&ts, v, CHURN_MAX_ENTRIES, CHURN_ROWS, CHURN_COLS,
 				memory_case);
 	run.ts = &ts;
 	run.tc = tc;
@@ -1700,6 +1726,7 @@ test_memory_layout(const VariantInfo *v, TestCase *tc, fps_u64 *ops)
 
 			memset(&ts, 0, sizeof(ts));
 			ts.config.variant = v->variant;
+			ts.config.eviction = v->eviction;
 			ts.config.max_entries = sizes[si];
 			ts.config.sketch_rows = 4;
 			ts.config.sketch_cols = 100 + si;

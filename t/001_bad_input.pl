@@ -127,9 +127,9 @@ $node->safe_psql('postgres', 'SELECT fpsketch_stats_reset()');
 
 is( $node->safe_psql(
 		'postgres',
-		'SELECT pinned, entries, lock_leaks, aborts_table_full > 0, table_full > 0 FROM fpsketch_stats'
+		'SELECT pinned, entries <= max_entries, lock_leaks, aborts_table_full > 0, table_full > 0 FROM fpsketch_stats'
 	),
-	'0|0|0|t|t',
+	'0|t|0|t|t',
 	'(b) afterwards nothing is pinned, and the refusals are counted');
 
 # small transactions still work (3 keys always fit, whatever partition they
@@ -159,6 +159,7 @@ $node->adjust_conf('postgresql.conf', 'fpsketch.max_entries', undef);
 
 my @bad = (
 	[ 'fpsketch.variant',     "'bogus'", qr/fpsketch\.variant/ ],
+	[ 'fpsketch.eviction',    "'lru'",   qr/fpsketch\.eviction/ ],
 	[ 'fpsketch.sketch_size', "'0'",     qr/fpsketch\.sketch_size/ ],
 	[ 'fpsketch.max_entries', '10',      qr/fpsketch\.max_entries/ ],);
 
@@ -182,14 +183,19 @@ is($node->safe_psql('postgres', 'SELECT variant, max_entries FROM fpsketch_stats
 	'focus_sketch|65536', '(c) with the bad values gone the server starts');
 
 # ---------------------------------------------------------------------------
-# (d) the other variants
+# (d) the other variants, and focus_sketch with eviction at unpin
 # ---------------------------------------------------------------------------
-my %max_entries = (focus_counter => 262144, exact => 1048576);
-foreach my $variant ('focus_counter', 'exact')
+my %max_entries = (focus_counter => 262144, exact => 1048576, focus_sketch => 65536);
+foreach my $config ([ 'focus_counter', 'clock' ], [ 'exact', 'clock' ],
+	[ 'focus_sketch', 'unpin' ])
 {
+	my ($variant, $eviction) = @$config;
+
 	$node->stop;
 	$node->adjust_conf('postgresql.conf', 'fpsketch.variant', undef);
+	$node->adjust_conf('postgresql.conf', 'fpsketch.eviction', undef);
 	$node->append_conf('postgresql.conf', "fpsketch.variant = '$variant'");
+	$node->append_conf('postgresql.conf', "fpsketch.eviction = '$eviction'");
 	$node->start;
 
 	is( $node->safe_psql(
@@ -223,12 +229,26 @@ foreach my $variant ('focus_counter', 'exact')
 		"10\n1=upserted,2=updated,3=updated\n9",
 		"($variant) a small workload works");
 
-	# both variants keep unpinned entries in the exact table
-	is( $node->safe_psql(
-			'postgres',
-			'SELECT pinned, entries >= 10, commits >= 3, lock_leaks FROM fpsketch_stats'),
-		'0|t|t|0',
-		"($variant) nothing pinned when idle; entries are kept after commit");
+	if ($eviction eq 'unpin')
+	{
+		# the paper's Focus-Sketch: the last unpin merges into the sketch
+		is( $node->safe_psql(
+				'postgres',
+				'SELECT pinned, entries, merges >= 10, sketch_cells_used > 0, commits >= 3, lock_leaks FROM fpsketch_stats'
+			),
+			'0|0|t|t|t|0',
+			"($variant, eviction = $eviction) idle: the table is empty, its keys merged into the sketch"
+		);
+	}
+	else
+	{
+		# focus_counter and exact keep unpinned entries in the exact table
+		is( $node->safe_psql(
+				'postgres',
+				'SELECT pinned, entries >= 10, merges, commits >= 3, lock_leaks FROM fpsketch_stats'),
+			'0|t|0|t|0',
+			"($variant) nothing pinned when idle; entries are kept after commit");
+	}
 }
 
 $node->stop;
