@@ -89,13 +89,18 @@ partitions_for(const FpsConfig *config)
 	return n;
 }
 
+/*
+ * At least two buckets per entry: a table that keeps unpinned entries is
+ * always full, and every lookup of a new key walks a whole chain, every
+ * eviction its victim's chain up to the victim, each step a cache miss.
+ */
 static fps_u32
 buckets_per_partition(const FpsConfig *config, fps_u32 npart)
 {
 	fps_u32		per = (config->max_entries + npart - 1) / npart;
 	fps_u32		nb = 1;
 
-	while (nb < per)
+	while (nb < 2 * per)
 		nb <<= 1;
 	return nb;
 }
