@@ -10,8 +10,10 @@
 #
 # fpsketch minus heap is the overhead of tracking: pinning the row key and
 # the index-prefix key (INCREF), the staleness check, validation and
-# unpinning at commit.  Each figure is the best of ROUNDS runs (the machine
-# is shared and noisy; the minimum is the least disturbed).
+# unpinning at commit.  Each figure is the best of ROUNDS runs, heap and
+# fpsketch taking turns within each round (the machine is shared and noisy:
+# the minimum is the least disturbed run, and turns expose both tables to
+# the same disturbances).
 #
 #   bench/overhead.sh                       # N=2000, ROUNDS=5, port 55497
 #   N=5000 ROUNDS=7 bench/overhead.sh
@@ -73,31 +75,37 @@ BEGIN
 END \$do\$;
 EOF
 
-# best of ROUNDS: microseconds per transaction
-measure() {					# measure TABLE NREADS NWRITES
-	local best="" us r
+# microseconds per transaction of one run
+run_once() {				# run_once TABLE NREADS NWRITES
+	$PSQL <<-EOF
+		SELECT clock_timestamp() AS t0 \\gset
+		CALL run_$1($N, $2, $3, $ROWS);
+		SELECT round(extract(epoch FROM clock_timestamp() - :'t0') * 1e6 / $N, 3);
+	EOF
+}
+
+# Best of ROUNDS for heap and for fpsketch, the two tables taking turns
+# within each round, so that both see the same disturbances.
+declare -A t
+measure() {					# measure NAME NREADS NWRITES
+	local r us tbl
 	for r in $(seq "$ROUNDS"); do
-		us=$($PSQL <<-EOF
-			SELECT clock_timestamp() AS t0 \\gset
-			CALL run_$1($N, $2, $3, $ROWS);
-			SELECT round(extract(epoch FROM clock_timestamp() - :'t0') * 1e6 / $N, 3);
-		EOF
-		)
-		if [ -z "$best" ] || awk "BEGIN{exit !($us < $best)}"; then best=$us; fi
+		for tbl in oh_heap oh_fps; do
+			us=$(run_once $tbl "$2" "$3")
+			if [ -z "${t[$tbl,$1]:-}" ] || awk "BEGIN{exit !($us < ${t[$tbl,$1]})}"; then
+				t[$tbl,$1]=$us
+			fi
+		done
 	done
-	echo "$best"
 }
 
 # warm the buffers and the plans
-measure oh_heap 64 1 >/dev/null
-measure oh_fps 64 1 >/dev/null
+run_once oh_heap 64 1 >/dev/null
+run_once oh_fps 64 1 >/dev/null
 
-declare -A t
-for tbl in oh_heap oh_fps; do
-	t[$tbl,r1]=$(measure $tbl 1 0)
-	t[$tbl,r64]=$(measure $tbl 64 0)
-	t[$tbl,w1]=$(measure $tbl 1 1)
-done
+measure r1 1 0
+measure r64 64 0
+measure w1 1 1
 
 echo "fpsketch overhead without contention: $N transactions per run, best of $ROUNDS runs,"
 echo "$ROWS-row tables, one session (PL/pgSQL procedure, COMMIT per transaction)"
