@@ -137,23 +137,6 @@ readers_cols_of(const FpsConfig *config)
 		fps_readers_cols(cols_of(config));
 }
 
-/* focus_sketch with immediate eviction: the last DECREF merges and unlinks */
-static inline bool
-evicts_on_unpin(const FPSketch *fps)
-{
-	return fps->config.variant == FPS_VARIANT_FOCUS_SKETCH &&
-		fps->config.eviction == FPS_EVICT_ON_UNPIN;
-}
-
-/* unpinned entries stay until INCREF needs their slot */
-static inline bool
-evicts_by_clock(const FPSketch *fps)
-{
-	return fps->config.variant == FPS_VARIANT_FOCUS_COUNTER ||
-		(fps->config.variant == FPS_VARIANT_FOCUS_SKETCH &&
-		 fps->config.eviction == FPS_EVICT_CLOCK);
-}
-
 static fps_u64
 cells_bytes(fps_u32 rows, fps_u32 cols, fps_u32 readers_cols)
 {
@@ -475,7 +458,7 @@ merge_and_unlink(FPSketch *fps, FpsPartition *part, FpsEntry *e, fps_u32 bucket)
 	fps_atomic_sub(&fps->nused, 1);
 }
 
-/* CLOCK over the partition's unpinned entries (evicts_by_clock). */
+/* CLOCK over the partition's unpinned entries (fps_evicts_by_clock). */
 static bool
 clock_evict(FPSketch *fps, FpsPartition *part)
 {
@@ -531,7 +514,9 @@ fps_incref(FPSketch *fps, fps_u64 key)
 		}
 	}
 
-	if (part->freelist < 0 && !(evicts_by_clock(fps) && clock_evict(fps, part)))
+	if (part->freelist < 0 &&
+		!(fps_evicts_by_clock(fps->config.variant, fps->config.eviction) &&
+		  clock_evict(fps, part)))
 	{
 		part->table_full++;
 		fps_spin_release(&part->mutex);
@@ -600,7 +585,7 @@ fps_decref(FPSketch *fps, FpsEntry *e)
 			part->lock_leaks++;
 			fps_atomic_store(&e->committers, 0);
 		}
-		if (evicts_on_unpin(fps))
+		if (fps_evicts_on_unpin(fps->config.variant, fps->config.eviction))
 		{
 #ifdef FPS_BROKEN_MERGE_ORDER
 			late_merge = true;

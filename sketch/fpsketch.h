@@ -113,6 +113,21 @@ typedef enum FpsEviction
 	FPS_EVICT_CLOCK				/* when INCREF needs the slot, by CLOCK */
 } FpsEviction;
 
+/* focus_sketch with eviction at unpin: the last DECREF merges and unlinks */
+static inline bool
+fps_evicts_on_unpin(FpsVariant variant, FpsEviction eviction)
+{
+	return variant == FPS_VARIANT_FOCUS_SKETCH && eviction == FPS_EVICT_ON_UNPIN;
+}
+
+/* unpinned entries stay until INCREF needs their slot, then CLOCK picks one */
+static inline bool
+fps_evicts_by_clock(FpsVariant variant, FpsEviction eviction)
+{
+	return variant == FPS_VARIANT_FOCUS_COUNTER ||
+		(variant == FPS_VARIANT_FOCUS_SKETCH && eviction == FPS_EVICT_CLOCK);
+}
+
 typedef struct FpsConfig
 {
 	FpsVariant	variant;

@@ -213,20 +213,6 @@ static const VariantInfo variants[] = {
 	{"exact", FPS_VARIANT_EXACT, FPS_EVICT_ON_UNPIN},
 };
 
-/* the last DECREF merges and unlinks (nothing unpinned stays) */
-static bool
-merges_on_unpin(FpsVariant variant, FpsEviction eviction)
-{
-	return variant == FPS_VARIANT_FOCUS_SKETCH && eviction == FPS_EVICT_ON_UNPIN;
-}
-
-/* unpinned entries stay until INCREF needs their slot */
-static bool
-clock_evicts(FpsVariant variant, FpsEviction eviction)
-{
-	return variant == FPS_VARIANT_FOCUS_COUNTER ||
-		(variant == FPS_VARIANT_FOCUS_SKETCH && eviction == FPS_EVICT_CLOCK);
-}
 #define NVARIANTS ((int) (sizeof(variants) / sizeof(variants[0])))
 
 /*
@@ -400,11 +386,11 @@ check_quiescent(TestCase *tc, TestSketch *ts, const char *when,
 	CHECK(tc, s.lock_leaks == expected_lock_leaks,
 		  "%s: lock_leaks = %llu, expected %llu",
 		  when, (ull) s.lock_leaks, (ull) expected_lock_leaks);
-	if (clock_evicts(s.variant, s.eviction))
+	if (fps_evicts_by_clock(s.variant, s.eviction))
 		CHECK(tc, s.merges == s.evictions,
 			  "%s: CLOCK eviction: merges %llu != evictions %llu",
 			  when, (ull) s.merges, (ull) s.evictions);
-	else if (merges_on_unpin(s.variant, s.eviction))
+	else if (fps_evicts_on_unpin(s.variant, s.eviction))
 	{
 			CHECK(tc, s.entries == 0,
 				  "%s: focus_sketch keeps %llu unpinned entries",
@@ -690,7 +676,7 @@ unit_entry_lifecycle(TestCase *tc, const VariantInfo *v, TestCase *memory_case)
 	unit_unpin(&ts, &c, e);
 
 	s = stats_of(&ts);
-	if (merges_on_unpin(v->variant, v->eviction))
+	if (fps_evicts_on_unpin(v->variant, v->eviction))
 	{
 		CHECK(tc, s.entries == 0 && s.merges == 1 && s.pinned == 0,
 			  "focus_sketch after last DECREF: entries %llu merges %llu pinned %llu, "
@@ -751,7 +737,7 @@ unit_table_full(TestCase *tc, const VariantInfo *v, TestCase *memory_case)
 		install(tc, e[i], words[i]);
 	}
 
-	if (clock_evicts(v->variant, v->eviction))
+	if (fps_evicts_by_clock(v->variant, v->eviction))
 	{
 		/*
 		 * Keys 100..102 stay pinned, 103 is released with (5000, 5000): the
@@ -820,7 +806,7 @@ unit_table_full(TestCase *tc, const VariantInfo *v, TestCase *memory_case)
 		if (e[4] != NULL)
 			unit_unpin(&ts, &c, e[4]);
 	}
-	else if (merges_on_unpin(v->variant, v->eviction))
+	else if (fps_evicts_on_unpin(v->variant, v->eviction))
 	{
 		f = unit_pin(&ts, &c, 104);
 		s = stats_of(&ts);
@@ -862,7 +848,7 @@ unit_table_full(TestCase *tc, const VariantInfo *v, TestCase *memory_case)
 		}
 	}
 	check_quiescent(tc, &ts, "table full", c.increfs, c.refused, c.decrefs,
-					0, clock_evicts(v->variant, v->eviction) ? 5000 : 113);
+					0, fps_evicts_by_clock(v->variant, v->eviction) ? 5000 : 113);
 	sketch_close(&ts);
 }
 
@@ -1024,7 +1010,7 @@ unit_readers_rts(TestCase *tc, const VariantInfo *v, TestCase *memory_case)
 	CHECK(tc, fps_word_wts(word) >= 9000, "re-pinned wts %llu below the install at 9000",
 		  (ull) fps_word_wts(word));
 	unit_unpin(&ts, &c, e);
-	if (merges_on_unpin(v->variant, v->eviction))
+	if (fps_evicts_on_unpin(v->variant, v->eviction))
 	{
 		readers = fps_readers_get(ts.fps, 7);
 		CHECK(tc, readers >= 500 && readers < 9000,
@@ -1060,7 +1046,7 @@ unit_lock_leak(TestCase *tc, const VariantInfo *v, TestCase *memory_case)
 	CHECK(tc, stats_of(&ts).lock_leaks == 1, "lock_leaks %llu after a leak, expected 1",
 		  (ull) stats_of(&ts).lock_leaks);
 	get(&ts, 77, &wts, &rts);
-	if (merges_on_unpin(v->variant, v->eviction))
+	if (fps_evicts_on_unpin(v->variant, v->eviction))
 		CHECK(tc, wts >= 300 && rts >= 400,
 			  "leaked entry merged as (%llu, %llu), expected >= (300, 400)",
 			  (ull) wts, (ull) rts);
