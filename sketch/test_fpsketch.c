@@ -41,8 +41,11 @@
 /*
  * The churn configuration of never_decrease and pinned_stable: 64 entries
  * make 16 partitions of 4 entries, and 64 hot keys put about 4 keys on each
- * partition, so focus_counter evicts all the time, exact refuses INCREFs for
- * the keys that do not fit, and focus_sketch merges at every last DECREF.
+ * partition, so CLOCK eviction (focus_counter, focus_sketch_clock) evicts
+ * whenever a partition's live keys outnumber its entries (pinned_stable
+ * keeps more keys pinned and evicts constantly; never_decrease's keys may
+ * fit), exact refuses INCREFs for the keys that do not fit, and focus_sketch
+ * merges at every last DECREF.
  * The 4x64 sketch makes cell collisions common but keeps a key's GET close
  * to its own value, so a value missing from the sketch shows as a GET below
  * the truth instead of being masked by a colliding key.
