@@ -19,6 +19,7 @@ COMMENT ON ACCESS METHOD fpsketch IS 'heap storage, serializable by TicToc or ST
 CREATE FUNCTION fpsketch_stats(
     OUT protocol text,
     OUT variant text,
+    OUT eviction text,
     OUT max_entries bigint,
     OUT entries bigint,
     OUT entries_hwm bigint,

@@ -646,8 +646,8 @@ Datum
 fpsketch_stats(PG_FUNCTION_ARGS)
 {
 	TupleDesc	tupdesc;
-	Datum		values[48];
-	bool		nulls[48];
+	Datum		values[49];
+	bool		nulls[49];
 	FpsStats	s;
 	int			i = 0;
 	int			r;
@@ -661,6 +661,10 @@ fpsketch_stats(PG_FUNCTION_ARGS)
 	values[i++] = CStringGetTextDatum(fps_protocol == FPS_PROTOCOL_TICTOC ? "tictoc" :
 									  fps_protocol == FPS_PROTOCOL_STO ? "sto" : "off");
 	values[i++] = CStringGetTextDatum(variant_names[s.variant]);
+	/* when an unpinned key leaves the exact table for the sketch */
+	values[i++] = CStringGetTextDatum(fps_evicts_on_unpin(s.variant, s.eviction) ? "unpin" :
+									  fps_evicts_by_clock(s.variant, s.eviction) ? "clock" :
+									  "never");
 	values[i++] = Int64GetDatum(s.max_entries);
 	values[i++] = Int64GetDatum(s.entries);
 	values[i++] = Int64GetDatum(s.entries_hwm);

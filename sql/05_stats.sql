@@ -12,7 +12,7 @@
 
 -- configuration columns (server defaults)
 SHOW fpsketch.eviction;
-SELECT protocol, variant, max_entries, sketch_rows, sketch_cols, sketch_readers_cols, sketch_bytes,
+SELECT protocol, variant, eviction, max_entries, sketch_rows, sketch_cols, sketch_readers_cols, sketch_bytes,
        table_bytes > 0 AS has_table
 FROM fpsketch_stats;
 

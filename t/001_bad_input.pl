@@ -179,13 +179,15 @@ foreach my $case (@bad)
 
 # the configuration is valid again
 $node->start;
-is($node->safe_psql('postgres', 'SELECT variant, max_entries FROM fpsketch_stats'),
-	'focus_sketch|65536', '(c) with the bad values gone the server starts');
+is($node->safe_psql('postgres', 'SELECT variant, eviction, max_entries FROM fpsketch_stats'),
+	'focus_sketch|clock|65536', '(c) with the bad values gone the server starts');
 
 # ---------------------------------------------------------------------------
 # (d) the other variants, and focus_sketch with eviction at unpin
 # ---------------------------------------------------------------------------
 my %max_entries = (focus_counter => 262144, exact => 1048576, focus_sketch => 65536);
+# focus_counter always evicts by CLOCK, exact never: fpsketch.eviction is for focus_sketch
+my %reported_eviction = (focus_counter => 'clock', exact => 'never', focus_sketch => 'unpin');
 foreach my $config ([ 'focus_counter', 'clock' ], [ 'exact', 'clock' ],
 	[ 'focus_sketch', 'unpin' ])
 {
@@ -200,8 +202,8 @@ foreach my $config ([ 'focus_counter', 'clock' ], [ 'exact', 'clock' ],
 
 	is( $node->safe_psql(
 			'postgres',
-			'SELECT variant, max_entries, pinned, entries FROM fpsketch_stats'),
-		"$variant|$max_entries{$variant}|0|0",
+			'SELECT variant, eviction, max_entries, pinned, entries FROM fpsketch_stats'),
+		"$variant|$reported_eviction{$variant}|$max_entries{$variant}|0|0",
 		"($variant) the stats view reports the variant, empty");
 	is($node->safe_psql('postgres', 'SHOW fpsketch.variant'),
 		$variant, "($variant) SHOW fpsketch.variant");
