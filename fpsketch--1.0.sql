@@ -65,7 +65,8 @@ CREATE FUNCTION fpsketch_stats(
     OUT reevaluations bigint,
     OUT row_lock_waits bigint,
     OUT reads_valid_before_overwrite bigint,
-    OUT stable_rereads bigint)
+    OUT stable_rereads bigint,
+    OUT early_aborts bigint)
 RETURNS record
 AS 'MODULE_PATHNAME' LANGUAGE C STRICT VOLATILE;
 

@@ -51,6 +51,7 @@ int			fps_lock_wait_timeout_ms = 10000;
 bool		fps_prefix_predicates = true;
 bool		fps_reevaluate_updates = true;
 bool		fps_stable_rereads = true;
+bool		fps_early_aborts = true;
 bool		fps_column_groups_enabled = true;
 bool		fps_prefer_index_scans = true;
 int			fps_wait_policy = FPS_WAIT_CYCLE_CHECK;
@@ -401,6 +402,18 @@ static void
 fps_executor_run(QueryDesc *queryDesc, ScanDirection direction, uint64 count,
 				 bool execute_once)
 {
+	/*
+	 * Before a statement that takes row locks, which would make others wait
+	 * for a transaction that cannot commit.  Not before every statement: the
+	 * check loads an entry per key read, and under contention those are
+	 * cache misses.
+	 */
+	if (fps_early_aborts && !fps_executor_nested() &&
+		(queryDesc->operation != CMD_SELECT ||
+		 (queryDesc->plannedstmt != NULL &&
+		  (queryDesc->plannedstmt->rowMarks != NIL ||
+		   queryDesc->plannedstmt->hasModifyingCTE))))
+		cc_statement_start();
 	fps_executor_running(queryDesc, true);
 	PG_TRY();
 	{
@@ -589,6 +602,11 @@ _PG_init(void)
 							 "Applies when the newer version is on the same heap page (a HOT update); the transaction then commits if it can be serialized before that update.  When off, or otherwise, a second read of a changed row fails with 40001.",
 							 &fps_stable_rereads, true,
 							 PGC_USERSET, 0, NULL, NULL, NULL);
+	DefineCustomBoolVariable("fpsketch.early_aborts",
+							 "Fail a transaction before a statement that writes or locks rows once one of its reads can no longer validate.",
+							 "TicToc only: a row read earlier was overwritten by a commit whose timestamp the transaction cannot commit before, so validation at commit would fail; failing before the statement takes row locks spares the transactions that would wait for them.  Skipped for transactions of more than 64 keys.",
+							 &fps_early_aborts, true,
+							 PGC_USERSET, 0, NULL, NULL, NULL);
 	DefineCustomIntVariable("fpsketch.escalation_threshold",
 							"Rows of one relation a transaction reads with row keys before it reads the whole relation's key instead.",
 							"Escalation bounds how much of the exact table one transaction pins; it is always safe, but the transaction then conflicts with every writer of the relation.",
@@ -646,8 +664,8 @@ Datum
 fpsketch_stats(PG_FUNCTION_ARGS)
 {
 	TupleDesc	tupdesc;
-	Datum		values[49];
-	bool		nulls[49];
+	Datum		values[50];
+	bool		nulls[50];
 	FpsStats	s;
 	int			i = 0;
 	int			r;
@@ -700,6 +718,7 @@ fpsketch_stats(PG_FUNCTION_ARGS)
 	values[i++] = Int64GetDatum(fps_atomic_load(&fps_counters->row_lock_waits));
 	values[i++] = Int64GetDatum(fps_atomic_load(&fps_counters->reads_valid_before_overwrite));
 	values[i++] = Int64GetDatum(fps_atomic_load(&fps_counters->stable_rereads));
+	values[i++] = Int64GetDatum(fps_atomic_load(&fps_counters->early_aborts));
 	if (i != tupdesc->natts)
 		elog(ERROR, "fpsketch_stats() returns %d columns, its SQL definition %d: reinstall the extension",
 			 i, tupdesc->natts);
@@ -732,5 +751,6 @@ fpsketch_stats_reset(PG_FUNCTION_ARGS)
 	fps_atomic_store(&fps_counters->row_lock_waits, 0);
 	fps_atomic_store(&fps_counters->reads_valid_before_overwrite, 0);
 	fps_atomic_store(&fps_counters->stable_rereads, 0);
+	fps_atomic_store(&fps_counters->early_aborts, 0);
 	PG_RETURN_VOID();
 }

@@ -841,6 +841,13 @@ fps_executor_running(QueryDesc *queryDesc, bool starting)
 	running_queries[nrunning_queries++] = queryDesc;
 }
 
+/* Is a statement running already (is the next one run from inside it)? */
+bool
+fps_executor_nested(void)
+{
+	return nrunning_queries > 0;
+}
+
 /* The innermost running statement, 0 outside the executor. */
 static uint32
 current_statement(void)

@@ -17,5 +17,6 @@ extern void fps_read_relation_key(Oid relid);
 
 struct QueryDesc;
 extern void fps_executor_running(struct QueryDesc *queryDesc, bool starting);
+extern bool fps_executor_nested(void);
 
 #endif							/* FPSKETCH_AM_H */

@@ -434,7 +434,9 @@ def parse_logs(prefix, nscripts):
 FPS_STAT_COLS = ["max_entries", "entries_hwm", "pinned_hwm", "evictions", "table_full", "lock_leaks",
                  "sketch_rows", "sketch_cols", "sketch_bytes", "table_bytes", "sketch_cells_used",
                  "commits", "lock_waits", "pinned", "escalations", "phantom_writes",
-                 "phantom_relation_reads", "phantom_prefix_reads", "snapshot_refreshes"]
+                 "phantom_relation_reads", "phantom_prefix_reads", "snapshot_refreshes",
+                 "row_lock_waits", "reevaluations", "reads_valid_before_overwrite", "stable_rereads",
+                 "early_aborts"]
 
 
 def fps_stats(cl, db):

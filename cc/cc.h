@@ -41,6 +41,7 @@ extern bool fps_prefix_predicates;
 extern bool fps_reevaluate_updates;
 extern bool fps_column_groups_enabled;
 extern bool fps_stable_rereads;
+extern bool fps_early_aborts;
 extern bool fps_prefer_index_scans;
 extern int	fps_wait_policy;
 
@@ -93,6 +94,7 @@ typedef struct FpsSharedCounters
 	volatile fps_u64 row_lock_waits;	/* cycle_check: waits for a row lock */
 	volatile fps_u64 reads_valid_before_overwrite;	/* TicToc: overwritten after commit_ts */
 	volatile fps_u64 stable_rereads;	/* rereads given the version read before */
+	volatile fps_u64 early_aborts;	/* validate_changed found at a statement's start */
 } FpsSharedCounters;
 
 extern FPSketch *fps_sketch;
@@ -254,6 +256,7 @@ typedef struct FpsVersion
 /* ---- the protocol in force (cc/txn.c dispatches) ---- */
 
 extern bool cc_read(FpsAccess *access, FpsVersion *version);
+extern void cc_statement_start(void);
 extern void cc_write(FpsAccess *access);
 extern void cc_phantom_read(FpsAccess *access);
 extern void cc_phantom_write(FpsAccess *access);
@@ -265,6 +268,7 @@ extern void tictoc_write(FpsAccess *access);
 extern void tictoc_phantom_read(FpsAccess *access);
 extern void tictoc_phantom_write(FpsAccess *access);
 extern void tictoc_validate(FpsTxn *txn);
+extern void tictoc_abort_if_doomed(FpsTxn *txn);
 extern void tictoc_commit(FpsTxn *txn);
 extern void tictoc_abort(FpsTxn *txn);
 

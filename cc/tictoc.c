@@ -318,6 +318,60 @@ tictoc_validate(FpsTxn *txn)
 	txn->validated = true;
 }
 
+/* transactions with more keys skip tictoc_abort_if_doomed: O(keys) per statement */
+#define FPS_DOOMED_CHECK_MAX_KEYS 64
+
+/*
+ * Fail early a transaction that can no longer commit: a row it read (and
+ * does not write) was overwritten by a commit at a timestamp no later than
+ * the least commit_ts tictoc_validate() could compute now (the largest wts
+ * read, after the rts of every key written).  commit_ts will be at least
+ * that, so the version read was not the row's version at commit_ts and
+ * tictoc_validate() must fail it: the overwrite is not after commit_ts
+ * (fps_entry_replaced_after only turns false as installs go on), and the
+ * read's rts, below that bound, is below commit_ts.  Failing before the
+ * next write saves the rest of the transaction, and above all the waits of
+ * others for the row locks it would take and hold until its commit.  The
+ * check costs a load of a shared entry per key read, so the caller runs it
+ * only before statements that write or lock rows.
+ */
+void
+tictoc_abort_if_doomed(FpsTxn *txn)
+{
+	fps_u64		min_commit_ts = 0;
+	int			i;
+
+	if (txn->naccesses > FPS_DOOMED_CHECK_MAX_KEYS)
+		return;
+	for (i = 0; i < txn->naccesses; i++)
+	{
+		FpsAccess  *a = &txn->accesses[i];
+
+		/* as tictoc_validate computes commit_ts; rts and readers_rts only grow */
+		if (a->is_write && a->is_phantom)
+			min_commit_ts = Max(min_commit_ts, fps_entry_readers_rts_load(a->entry) + 1);
+		else if (a->is_write)
+			min_commit_ts = Max(min_commit_ts, fps_word_rts(fps_entry_load(a->entry)) + 1);
+		if (a->is_read && !a->is_phantom)
+			min_commit_ts = Max(min_commit_ts, fps_word_wts(a->observed));
+	}
+	for (i = 0; i < txn->naccesses; i++)
+	{
+		FpsAccess  *a = &txn->accesses[i];
+		fps_u64		observed_wts = fps_word_wts(a->observed);
+
+		if (!a->is_read || a->is_phantom || a->is_write ||
+			fps_word_rts(a->observed) >= min_commit_ts)
+			continue;
+		if (fps_word_wts(fps_entry_load(a->entry)) != observed_wts &&
+			!fps_entry_replaced_after(a->entry, observed_wts, min_commit_ts))
+		{
+			fps_atomic_add(&fps_counters->early_aborts, 1);
+			fps_abort(FPS_ABORT_VALIDATE_CHANGED, a->relid);
+		}
+	}
+}
+
 /*
  * Algorithm 3, COMMIT, run in XACT_EVENT_COMMIT after the commit is visible:
  * install wts = rts = commit_ts, unlock, unpin.  No ERROR, no palloc.

@@ -371,6 +371,18 @@ cc_read(FpsAccess *access, FpsVersion *version)
 	return tictoc_read(access, version);
 }
 
+/*
+ * A client statement that writes or locks rows is about to run: under
+ * TicToc, fail now a transaction that validation would fail anyway (STO
+ * fails its reads as they happen).
+ */
+void
+cc_statement_start(void)
+{
+	if (fps_txn.active && fps_protocol == FPS_PROTOCOL_TICTOC && fps_txn.naccesses > 0)
+		tictoc_abort_if_doomed(&fps_txn);
+}
+
 void
 cc_write(FpsAccess *access)
 {
