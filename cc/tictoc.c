@@ -208,6 +208,31 @@ tictoc_lock(FpsAccess *access)
 }
 
 /*
+ * The least timestamp the transaction can commit at: after every version it
+ * read, after every read of what it writes.  Rts and readers_rts only grow,
+ * so before validation this is a lower bound of the commit_ts to come.
+ */
+static fps_u64
+least_commit_ts(FpsTxn *txn)
+{
+	fps_u64		commit_ts = 0;
+	int			i;
+
+	for (i = 0; i < txn->naccesses; i++)
+	{
+		FpsAccess  *a = &txn->accesses[i];
+
+		if (a->is_write && a->is_phantom)
+			commit_ts = Max(commit_ts, fps_entry_readers_rts_load(a->entry) + 1);
+		else if (a->is_write)
+			commit_ts = Max(commit_ts, fps_word_rts(fps_entry_load(a->entry)) + 1);
+		if (a->is_read)
+			commit_ts = Max(commit_ts, fps_word_wts(a->observed));
+	}
+	return commit_ts;
+}
+
+/*
  * Algorithm 3, VALIDATE, run in XACT_EVENT_PRE_COMMIT: lock the write set in
  * key order (no deadlock among committers), compute commit_ts, then check
  * and extend every read.  Raising an ERROR here aborts the transaction
@@ -218,7 +243,7 @@ tictoc_validate(FpsTxn *txn)
 {
 	FpsAccess **writes;
 	int			nwrites = 0;
-	fps_u64		commit_ts = 0;
+	fps_u64		commit_ts;
 	int			i;
 
 	writes = palloc(sizeof(FpsAccess *) * (txn->naccesses + 1));
@@ -241,18 +266,7 @@ tictoc_validate(FpsTxn *txn)
 	for (i = 0; i < nwrites; i++)
 		tictoc_lock(writes[i]);
 
-	/* commit_ts: after every version read, after every read of what we write */
-	for (i = 0; i < txn->naccesses; i++)
-	{
-		FpsAccess  *a = &txn->accesses[i];
-
-		if (a->is_write && a->is_phantom)
-			commit_ts = Max(commit_ts, fps_entry_readers_rts_load(a->entry) + 1);
-		else if (a->is_write)
-			commit_ts = Max(commit_ts, fps_word_rts(fps_entry_load(a->entry)) + 1);
-		if (a->is_read)
-			commit_ts = Max(commit_ts, fps_word_wts(a->observed));
-	}
+	commit_ts = least_commit_ts(txn);
 	if (txn->raise_floor)
 		commit_ts = Max(commit_ts, fps_max_timestamp(fps_sketch) + 1);
 
@@ -318,43 +332,31 @@ tictoc_validate(FpsTxn *txn)
 	txn->validated = true;
 }
 
-/* transactions with more keys skip tictoc_abort_if_doomed: O(keys) per statement */
+/* transactions with more keys skip tictoc_abort_if_doomed: O(keys) per call */
 #define FPS_DOOMED_CHECK_MAX_KEYS 64
 
 /*
  * Fail early a transaction that can no longer commit: a row it read (and
  * does not write) was overwritten by a commit at a timestamp no later than
- * the least commit_ts tictoc_validate() could compute now (the largest wts
- * read, after the rts of every key written).  commit_ts will be at least
- * that, so the version read was not the row's version at commit_ts and
- * tictoc_validate() must fail it: the overwrite is not after commit_ts
- * (fps_entry_replaced_after only turns false as installs go on), and the
- * read's rts, below that bound, is below commit_ts.  Failing before the
- * next write saves the rest of the transaction, and above all the waits of
- * others for the row locks it would take and hold until its commit.  The
- * check costs a load of a shared entry per key read, so the caller runs it
- * only before statements that write or lock rows.
+ * least_commit_ts().  commit_ts will be at least that, so the version read
+ * was not the row's version at commit_ts and tictoc_validate() must fail
+ * it: the overwrite is not after commit_ts (fps_entry_replaced_after only
+ * turns false as installs go on), and the read's rts, below that bound, is
+ * below commit_ts.  Failing before the next write saves the rest of the
+ * transaction, and above all the waits of others for the row locks it would
+ * take and hold until its commit.  The check costs a load of a shared entry
+ * per key read, so the caller runs it only before statements that write or
+ * lock rows.
  */
 void
 tictoc_abort_if_doomed(FpsTxn *txn)
 {
-	fps_u64		min_commit_ts = 0;
+	fps_u64		min_commit_ts;
 	int			i;
 
 	if (txn->naccesses > FPS_DOOMED_CHECK_MAX_KEYS)
 		return;
-	for (i = 0; i < txn->naccesses; i++)
-	{
-		FpsAccess  *a = &txn->accesses[i];
-
-		/* as tictoc_validate computes commit_ts; rts and readers_rts only grow */
-		if (a->is_write && a->is_phantom)
-			min_commit_ts = Max(min_commit_ts, fps_entry_readers_rts_load(a->entry) + 1);
-		else if (a->is_write)
-			min_commit_ts = Max(min_commit_ts, fps_word_rts(fps_entry_load(a->entry)) + 1);
-		if (a->is_read && !a->is_phantom)
-			min_commit_ts = Max(min_commit_ts, fps_word_wts(a->observed));
-	}
+	min_commit_ts = least_commit_ts(txn);
 	for (i = 0; i < txn->naccesses; i++)
 	{
 		FpsAccess  *a = &txn->accesses[i];
