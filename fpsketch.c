@@ -413,7 +413,7 @@ fps_executor_run(QueryDesc *queryDesc, ScanDirection direction, uint64 count,
 		 (queryDesc->plannedstmt != NULL &&
 		  (queryDesc->plannedstmt->rowMarks != NIL ||
 		   queryDesc->plannedstmt->hasModifyingCTE))))
-		cc_statement_start();
+		cc_before_writing_statement();
 	fps_executor_running(queryDesc, true);
 	PG_TRY();
 	{

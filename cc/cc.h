@@ -94,7 +94,7 @@ typedef struct FpsSharedCounters
 	volatile fps_u64 row_lock_waits;	/* cycle_check: waits for a row lock */
 	volatile fps_u64 reads_valid_before_overwrite;	/* TicToc: overwritten after commit_ts */
 	volatile fps_u64 stable_rereads;	/* rereads given the version read before */
-	volatile fps_u64 early_aborts;	/* validate_changed found at a statement's start */
+	volatile fps_u64 early_aborts;	/* validate_changed found before a writing statement */
 } FpsSharedCounters;
 
 extern FPSketch *fps_sketch;
@@ -256,7 +256,7 @@ typedef struct FpsVersion
 /* ---- the protocol in force (cc/txn.c dispatches) ---- */
 
 extern bool cc_read(FpsAccess *access, FpsVersion *version);
-extern void cc_statement_start(void);
+extern void cc_before_writing_statement(void);
 extern void cc_write(FpsAccess *access);
 extern void cc_phantom_read(FpsAccess *access);
 extern void cc_phantom_write(FpsAccess *access);

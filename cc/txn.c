@@ -377,7 +377,7 @@ cc_read(FpsAccess *access, FpsVersion *version)
  * fails its reads as they happen).
  */
 void
-cc_statement_start(void)
+cc_before_writing_statement(void)
 {
 	if (fps_txn.active && fps_protocol == FPS_PROTOCOL_TICTOC && fps_txn.naccesses > 0)
 		tictoc_abort_if_doomed(&fps_txn);
