@@ -66,7 +66,8 @@ CREATE FUNCTION fpsketch_stats(
     OUT row_lock_waits bigint,
     OUT reads_valid_before_overwrite bigint,
     OUT stable_rereads bigint,
-    OUT early_aborts bigint)
+    OUT early_aborts bigint,
+    OUT write_escalations bigint)
 RETURNS record
 AS 'MODULE_PATHNAME' LANGUAGE C STRICT VOLATILE;
 

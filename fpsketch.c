@@ -664,8 +664,8 @@ Datum
 fpsketch_stats(PG_FUNCTION_ARGS)
 {
 	TupleDesc	tupdesc;
-	Datum		values[50];
-	bool		nulls[50];
+	Datum		values[64];
+	bool		nulls[64];
 	FpsStats	s;
 	int			i = 0;
 	int			r;
@@ -719,6 +719,7 @@ fpsketch_stats(PG_FUNCTION_ARGS)
 	values[i++] = Int64GetDatum(fps_atomic_load(&fps_counters->reads_valid_before_overwrite));
 	values[i++] = Int64GetDatum(fps_atomic_load(&fps_counters->stable_rereads));
 	values[i++] = Int64GetDatum(fps_atomic_load(&fps_counters->early_aborts));
+	values[i++] = Int64GetDatum(fps_atomic_load(&fps_counters->write_escalations));
 	if (i != tupdesc->natts)
 		elog(ERROR, "fpsketch_stats() returns %d columns, its SQL definition %d: reinstall the extension",
 			 i, tupdesc->natts);
@@ -752,5 +753,6 @@ fpsketch_stats_reset(PG_FUNCTION_ARGS)
 	fps_atomic_store(&fps_counters->reads_valid_before_overwrite, 0);
 	fps_atomic_store(&fps_counters->stable_rereads, 0);
 	fps_atomic_store(&fps_counters->early_aborts, 0);
+	fps_atomic_store(&fps_counters->write_escalations, 0);
 	PG_RETURN_VOID();
 }

@@ -357,6 +357,8 @@ reread_first_version(Relation rel, FpsRelInfo *info, fps_u64 key,
 	return true;
 }
 
+static bool holds_relation_exclusively(Relation rel);
+
 /*
  * The version in slot was read by the transaction's logic: the column
  * groups the statement references, or all of them (all_groups: a unique
@@ -382,7 +384,8 @@ track_read(Relation rel, TupleTableSlot *slot, bool all_groups)
 	xmin = version_xmin(slot);
 	if (TransactionIdIsCurrentTransactionId(xmin))
 		return;					/* own writes are not reads */
-	if (unlikely(fps_ddl_depth > 0) && CheckRelationLockedByMe(rel, ShareLock, true))
+	if ((unlikely(fps_ddl_depth > 0) && CheckRelationLockedByMe(rel, ShareLock, true)) ||
+		holds_relation_exclusively(rel))
 	{
 		fps_txn_note_untracked_write();
 		return;
@@ -470,16 +473,54 @@ storage_is_new_in_xact(Relation rel)
 		rel->rd_firstRelfilenodeSubid != InvalidSubTransactionId;
 }
 
+/* while accesses stay tracked past the crowding point, try the lock this often */
+#define FPS_ESCALATION_RETRY 256
+
+/*
+ * Once the transaction's pins crowd the exact table: does it hold rel in
+ * ACCESS EXCLUSIVE mode, or can it take that lock now, as a writer of rel?
+ * Then no other running transaction has touched rel (it would hold a lock
+ * on it until its end, after its pins are gone) or can until we end, so
+ * rel's rows need no pins: the floor raise at commit orders the transaction
+ * after every version it read and every key it wrote, as for storage new in
+ * the transaction.  A bulk load (pg_restore's COPY into a table created by
+ * an earlier transaction) or an UPDATE of a large table would otherwise
+ * fail for want of entries once it pinned them all.  The lock is taken only
+ * without waiting, so only if nobody else uses rel; if it goes away (a
+ * subtransaction rolled back), accesses are tracked again.
+ */
+static bool
+holds_relation_exclusively(Relation rel)
+{
+	static uint32 tries = 0;
+
+	if (!fps_txn_pins_crowd_table())
+		return false;
+	if (CheckRelationLockedByMe(rel, AccessExclusiveLock, false))
+		return true;
+	/* readers escalate by the relation key instead; only writers lock */
+	if (!CheckRelationLockedByMe(rel, RowExclusiveLock, true))
+		return false;
+	/* a lock manager call per row would slow an access that must stay tracked */
+	if (tries++ % FPS_ESCALATION_RETRY != 0)
+		return false;
+	if (!ConditionalLockRelation(rel, AccessExclusiveLock))
+		return false;
+	fps_atomic_add(&fps_counters->write_escalations, 1);
+	return true;
+}
+
 /*
  * Is this write to rel tracked per key?  Writes to storage new in this
- * transaction are covered by the floor raise instead.
+ * transaction, or to a relation the transaction holds exclusively, are
+ * covered by the floor raise instead.
  */
 static bool
 write_is_tracked(Relation rel, FpsRelInfo **info)
 {
 	if (!fps_tracking_active(rel, info))
 		return false;
-	if (storage_is_new_in_xact(rel))
+	if (storage_is_new_in_xact(rel) || holds_relation_exclusively(rel))
 	{
 		fps_txn_note_untracked_write();
 		return false;
@@ -1114,6 +1155,12 @@ read_index_predicate(FpsIndexFetch *f, IndexScanState *iss, Snapshot snapshot)
 
 	if (!fps_tracking_active(rel, &info))
 		return;
+	if (holds_relation_exclusively(rel))
+	{
+		/* nobody else can insert into rel before we end */
+		fps_txn_note_untracked_write();
+		return;
+	}
 	if (iss != NULL && fps_prefix_predicates)
 		pi = fps_prefix_index(info, RelationGetRelid(iss->iss_ScanDesc->indexRelation));
 	if (pi != NULL)

@@ -95,6 +95,7 @@ typedef struct FpsSharedCounters
 	volatile fps_u64 reads_valid_before_overwrite;	/* TicToc: overwritten after commit_ts */
 	volatile fps_u64 stable_rereads;	/* rereads given the version read before */
 	volatile fps_u64 early_aborts;	/* validate_changed found before a writing statement */
+	volatile fps_u64 write_escalations; /* ACCESS EXCLUSIVE taken instead of more pins */
 } FpsSharedCounters;
 
 extern FPSketch *fps_sketch;
@@ -225,6 +226,7 @@ extern FpsAccess *fps_txn_lookup(fps_u64 key);
 extern bool fps_txn_replace_read(FpsAccess *access, uint32 statement);
 extern void fps_txn_note_untracked_write(void);
 extern bool fps_txn_count_row_read(Oid relid);
+extern bool fps_txn_pins_crowd_table(void);
 extern int	fps_escalation_threshold;
 extern void fps_txn_register_callbacks(void);
 extern pg_attribute_noreturn() void fps_abort(FpsAbortReason reason, Oid relid);

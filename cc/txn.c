@@ -291,6 +291,19 @@ fps_txn_count_row_read(Oid relid)
 	return true;
 }
 
+/*
+ * Does the transaction pin a quarter of the exact table?  Past that, a
+ * writer tries to cover its writes by an exclusive lock instead (see
+ * holds_relation_exclusively): others need entries too, and the table fails
+ * a pin once a partition is all pinned, before it is all pinned as a whole.
+ */
+bool
+fps_txn_pins_crowd_table(void)
+{
+	return fps_sketch != NULL &&
+		(uint64) fps_txn.naccesses >= fps_capacity(fps_sketch) / 4;
+}
+
 /* This transaction wrote rows (or changed key schemes) past per-key tracking. */
 void
 fps_txn_note_untracked_write(void)

@@ -358,6 +358,13 @@ fps_raise_floor(FPSketch *fps, fps_u64 ts)
 	fps_atomic_max(&fps->floor_ts, ts);
 }
 
+/* The exact table's number of entries (max_entries). */
+fps_u64
+fps_capacity(FPSketch *fps)
+{
+	return fps->config.max_entries;
+}
+
 fps_u64
 fps_floor(FPSketch *fps)
 {

@@ -219,6 +219,7 @@ extern fps_u64 fps_readers_get(FPSketch *fps, fps_u64 key);
 
 extern void fps_raise_floor(FPSketch *fps, fps_u64 ts);
 extern fps_u64 fps_floor(FPSketch *fps);
+extern fps_u64 fps_capacity(FPSketch *fps);
 extern fps_u64 fps_max_timestamp(FPSketch *fps);
 
 extern void fps_get_stats(FPSketch *fps, FpsStats *stats);

@@ -2,8 +2,12 @@
 #
 #  (a) the library is not in shared_preload_libraries: CREATE EXTENSION
 #      explains what is missing, the server stays up;
-#  (b) an exact table too small for a transaction: a clean, retryable 40001
-#      (never "out of shared memory"), nothing left pinned afterwards;
+#  (b) an exact table too small for a transaction: while another
+#      transaction uses the table, a clean, retryable 40001 (never "out of
+#      shared memory"), nothing left pinned afterwards; with nobody else on
+#      it, the writer takes the table (ACCESS EXCLUSIVE) and needs no more
+#      pins: it commits, readers wait for it, a rolled-back savepoint gives
+#      the lock back;
 #  (c) invalid fpsketch.* values in postgresql.conf: the server refuses to
 #      start and its log names the parameter;
 #  (d) the other variants (focus_counter, exact) start and work.
@@ -13,9 +17,13 @@
 use strict;
 use warnings;
 
+use FindBin;
+use lib "$FindBin::RealBin/lib";
+use FpsTest;
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
+use Time::HiRes qw(usleep);
 
 my $node = PostgreSQL::Test::Cluster->new('fps_bad_input');
 $node->init;
@@ -83,6 +91,11 @@ $node->safe_psql(
 });
 $node->safe_psql('postgres', 'SELECT fpsketch_stats_reset()');
 
+# another transaction uses "big" (it read a row and stays open): the writer
+# cannot have the table to itself, so past the capacity it must fail
+my $holder = FpsTest::Session->new($node);
+$holder->query('BEGIN');
+$holder->query('SELECT v FROM big WHERE id = 200');
 {
 	my $log_offset = -s $node->logfile;
 	my ($ret, $stdout, $stderr) =
@@ -124,6 +137,8 @@ $node->safe_psql('postgres', 'SELECT fpsketch_stats_reset()');
 			$log_offset),
 		'(b) the server log has no out-of-memory error and no crash');
 }
+$holder->query('COMMIT');
+$holder->close;
 
 is( $node->safe_psql(
 		'postgres',
@@ -148,8 +163,57 @@ is( $node->safe_psql(
 	"0\n0,10,20,0,0",
 	'(b) a small transaction commits; the failed ones changed nothing');
 is( $node->safe_psql(
-		'postgres', 'SELECT pinned, commits >= 1 FROM fpsketch_stats'),
-	'0|t', '(b) the small transaction was counted as a commit');
+		'postgres', 'SELECT pinned, commits >= 1, write_escalations FROM fpsketch_stats'),
+	'0|t|0', '(b) the small transaction was counted as a commit; nothing escalated');
+
+# nobody else uses "big": once its pins crowd the exact table the writer
+# takes the table in ACCESS EXCLUSIVE mode, and its reads and writes of it
+# need no pins (the floor raise at commit orders it after everything)
+{
+	my $writer = FpsTest::Session->new($node);
+	my $reader = FpsTest::Session->new($node);
+	$writer->query('BEGIN');
+	my (undef, $err) = $writer->query('UPDATE big SET v = v + 1');
+	is($err, '', '(b) alone on the table, an UPDATE of 200 rows succeeds');
+	is($writer->query(q{SELECT mode FROM pg_locks WHERE relation = 'big'::regclass
+		AND pid = pg_backend_pid() AND granted AND mode = 'AccessExclusiveLock'}),
+		'AccessExclusiveLock', '(b) ... holding the table in ACCESS EXCLUSIVE mode');
+	(undef, $err) = $writer->query('INSERT INTO big SELECT g, 5 FROM generate_series(201, 400) g');
+	is($err, '', '(b) ... and so does an INSERT of 200 more rows in the same transaction');
+	# a whole-table read escalates to the relation key after 10 rows
+	$reader->query('SET fpsketch.escalation_threshold = 10');
+	$reader->send('SELECT count(*), sum(v) FROM big');
+	usleep(300_000);
+	ok(!$reader->done, '(b) a reader of the table waits for the writer');
+	(undef, $err) = $writer->query('COMMIT');
+	is($err, '', '(b) the writer commits');
+	my ($out, $rerr) = $reader->wait;
+	is("$out$rerr", '400|1230', '(b) the reader then sees all of its writes');
+	$writer->close;
+	$reader->close;
+}
+is( $node->safe_psql(
+		'postgres', 'SELECT write_escalations, pinned, lock_leaks, floor_raises > 0 FROM fpsketch_stats'),
+	'1|0|0|t', '(b) one escalation counted, nothing left pinned, the floor raised');
+
+# the lock taken in a savepoint goes with it; writes are then tracked again
+{
+	my $s = FpsTest::Session->new($node);
+	$s->query('BEGIN');
+	$s->query('SAVEPOINT bulk');
+	$s->query('UPDATE big SET v = v + 1');
+	$s->query('ROLLBACK TO SAVEPOINT bulk');
+	is($s->query(q{SELECT count(*) FROM pg_locks WHERE relation = 'big'::regclass
+		AND pid = pg_backend_pid() AND mode = 'AccessExclusiveLock'}),
+		'0', '(b) rolling back the savepoint gives the ACCESS EXCLUSIVE lock back');
+	my (undef, $err) = $s->query('UPDATE big SET v = 100 WHERE id = 1');
+	is($err, '', '(b) a small write afterwards works');
+	$s->query('COMMIT');
+	$s->close;
+	is($node->safe_psql('postgres', 'SET fpsketch.escalation_threshold = 10;
+		SELECT sum(v), pinned, lock_leaks FROM big, fpsketch_stats GROUP BY 2, 3'),
+		'1329|0|0', '(b) only the write after the savepoint is kept; nothing pinned');
+}
 
 # ---------------------------------------------------------------------------
 # (c) invalid values at server start
