@@ -11,12 +11,19 @@
  * they change (fpsketch_am.c, statement_groups).
  *
  * The mapping is kept in the extension's table fpsketch_column_group, written
- * only here (as the table owner, whatever the privileges on that table).  A
+ * here (as the table owner, whatever the privileges on that table).  A
  * change takes ACCESS EXCLUSIVE lock on the table, so no transaction uses
  * the table while the mapping changes, invalidates its relcache entry (every
  * backend reloads the mapping), and raises the FPSketch floor at commit: a
  * group key that did not exist before starts above every timestamp a row of
  * the table was ever written with.
+ *
+ * pg_dump dumps that table (it is an extension configuration table) and
+ * pg_restore COPYs its rows back, which fires fpsketch_column_group_restore:
+ * the same lock, invalidation and floor, with the attribute numbers taken
+ * again from the column names, since a restored table has none of the
+ * original's dropped columns.  The names follow renames (the extension's
+ * ddl_command_end trigger).
  *
  *-------------------------------------------------------------------------
  */
@@ -27,6 +34,7 @@
 #include "access/table.h"
 #include "access/genam.h"
 #include "catalog/pg_type.h"
+#include "commands/trigger.h"
 #include "fmgr.h"
 #include "miscadmin.h"
 #include "utils/acl.h"
@@ -44,6 +52,8 @@
 #define Anum_group_name		2
 #define Anum_group_number	3
 #define Anum_group_attnums	4
+#define Anum_group_columns	5
+#define Natts_group			5
 
 static bool
 attnum_in(int16 attnum, ArrayType *arr)
@@ -56,6 +66,83 @@ attnum_in(int16 attnum, ArrayType *arr)
 		if (a[i] == attnum)
 			return true;
 	return false;
+}
+
+/*
+ * The attribute numbers of a group's columns, given by name; an ERROR for a
+ * column that does not exist, a system column, a row identity column or a
+ * column listed twice.
+ */
+static int16 *
+resolve_columns(Relation rel, FpsRelInfo *info, Datum *names, int ncolumns)
+{
+	int16	   *attnums = palloc(sizeof(int16) * Max(ncolumns, 1));
+	int			i;
+	int			j;
+
+	for (i = 0; i < ncolumns; i++)
+	{
+		char	   *colname = NameStr(*DatumGetName(names[i]));
+		AttrNumber	attnum = get_attnum(RelationGetRelid(rel), colname);
+
+		if (attnum == InvalidAttrNumber)
+			ereport(ERROR,
+					(errcode(ERRCODE_UNDEFINED_COLUMN),
+					 errmsg("column \"%s\" of relation \"%s\" does not exist",
+							colname, RelationGetRelationName(rel))));
+		if (attnum < 0)
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("system column \"%s\" cannot be in a column group", colname)));
+		for (j = 0; j < info->nkeys; j++)
+			if (info->attnums[j] == attnum)
+				ereport(ERROR,
+						(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+						 errmsg("column \"%s\" is part of the row identity of \"%s\"",
+								colname, RelationGetRelationName(rel)),
+						 errdetail("Primary key (or replica identity) columns stay in group 0, with every column not in a declared group.")));
+		for (j = 0; j < i; j++)
+			if (attnums[j] == attnum)
+				ereport(ERROR,
+						(errcode(ERRCODE_DUPLICATE_COLUMN),
+						 errmsg("column \"%s\" is listed twice", colname)));
+		attnums[i] = attnum;
+	}
+	return attnums;
+}
+
+/*
+ * rel's mapping changes in this transaction: every backend reloads it (at
+ * our next command or commit, after the change is visible), and the floor
+ * rises at commit.
+ */
+static void
+column_groups_changed(Relation rel)
+{
+	CacheInvalidateRelcache(rel);
+	fps_txn_note_untracked_write();
+}
+
+/*
+ * Open rel for a change of its groups: ACCESS EXCLUSIVE, and an ERROR
+ * unless it is a permanent fpsketch table.
+ */
+static Relation
+open_grouped_table(Oid relid)
+{
+	Relation	rel = table_open(relid, AccessExclusiveLock);
+
+	if (!fps_is_fpsketch_relation(rel) || rel->rd_rel->relkind != RELKIND_RELATION)
+		ereport(ERROR,
+				(errcode(ERRCODE_WRONG_OBJECT_TYPE),
+				 errmsg("\"%s\" is not an fpsketch table", RelationGetRelationName(rel)),
+				 errhint("Column groups apply to tables created USING fpsketch.")));
+	if (rel->rd_rel->relpersistence == RELPERSISTENCE_TEMP)
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("temporary table \"%s\" cannot have column groups", RelationGetRelationName(rel)),
+				 errdetail("Temporary tables are not shared, so fpsketch does not track them.")));
+	return rel;
 }
 
 PG_FUNCTION_INFO_V1(fpsketch_set_column_group);
@@ -84,21 +171,10 @@ fpsketch_set_column_group(PG_FUNCTION_ARGS)
 	int			ncolumns = 0;
 	int16	   *attnums;
 	int			i;
-	int			j;
 
-	rel = table_open(relid, AccessExclusiveLock);
-	if (!fps_is_fpsketch_relation(rel) || rel->rd_rel->relkind != RELKIND_RELATION)
-		ereport(ERROR,
-				(errcode(ERRCODE_WRONG_OBJECT_TYPE),
-				 errmsg("\"%s\" is not an fpsketch table", RelationGetRelationName(rel)),
-				 errhint("Column groups apply to tables created USING fpsketch.")));
+	rel = open_grouped_table(relid);
 	if (!pg_class_ownercheck(relid, GetUserId()))
 		aclcheck_error(ACLCHECK_NOT_OWNER, OBJECT_TABLE, RelationGetRelationName(rel));
-	if (rel->rd_rel->relpersistence == RELPERSISTENCE_TEMP)
-		ereport(ERROR,
-				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-				 errmsg("temporary table \"%s\" cannot have column groups", RelationGetRelationName(rel)),
-				 errdetail("Temporary tables are not shared, so fpsketch does not track them.")));
 	info = fps_relinfo(rel);
 	if (info->by_tid)
 		ereport(ERROR,
@@ -124,35 +200,7 @@ fpsketch_set_column_group(PG_FUNCTION_ARGS)
 	ScanKeyInit(&key, Anum_group_rel, BTEqualStrategyNumber, F_OIDEQ,
 				ObjectIdGetDatum(relid));
 	scan = systable_beginscan(cfg, InvalidOid, false, NULL, 1, &key);
-	attnums = palloc(sizeof(int16) * Max(ncolumns, 1));
-	for (i = 0; i < ncolumns; i++)
-	{
-		char	   *colname = NameStr(*DatumGetName(names[i]));
-		AttrNumber	attnum = get_attnum(relid, colname);
-
-		if (attnum == InvalidAttrNumber)
-			ereport(ERROR,
-					(errcode(ERRCODE_UNDEFINED_COLUMN),
-					 errmsg("column \"%s\" of relation \"%s\" does not exist",
-							colname, RelationGetRelationName(rel))));
-		if (attnum < 0)
-			ereport(ERROR,
-					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-					 errmsg("system column \"%s\" cannot be in a column group", colname)));
-		for (j = 0; j < info->nkeys; j++)
-			if (info->attnums[j] == attnum)
-				ereport(ERROR,
-						(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-						 errmsg("column \"%s\" is part of the row identity of \"%s\"",
-								colname, RelationGetRelationName(rel)),
-						 errdetail("Primary key (or replica identity) columns stay in group 0, with every column not in a declared group.")));
-		for (j = 0; j < i; j++)
-			if (attnums[j] == attnum)
-				ereport(ERROR,
-						(errcode(ERRCODE_DUPLICATE_COLUMN),
-						 errmsg("column \"%s\" is listed twice", colname)));
-		attnums[i] = attnum;
-	}
+	attnums = resolve_columns(rel, info, names, ncolumns);
 	while (HeapTupleIsValid(tup = systable_getnext(scan)))
 	{
 		bool		isnull;
@@ -182,9 +230,10 @@ fpsketch_set_column_group(PG_FUNCTION_ARGS)
 
 	if (ncolumns > 0)
 	{
-		Datum		values[4];
-		bool		isnull[4] = {false, false, false, false};
+		Datum		values[Natts_group];
+		bool		isnull[Natts_group] = {false};
 		Datum	   *elems = palloc(sizeof(Datum) * ncolumns);
+		Datum	   *canonical = palloc(sizeof(Datum) * ncolumns);
 
 		if (groupno == 0)
 			for (groupno = 1; groupno < FPS_MAX_COLUMN_GROUPS && used[groupno]; groupno++)
@@ -195,18 +244,126 @@ fpsketch_set_column_group(PG_FUNCTION_ARGS)
 					 errmsg("table \"%s\" cannot have more than %d column groups",
 							RelationGetRelationName(rel), FPS_MAX_COLUMN_GROUPS - 1)));
 		for (i = 0; i < ncolumns; i++)
+		{
 			elems[i] = Int16GetDatum(attnums[i]);
-		values[0] = ObjectIdGetDatum(relid);
-		values[1] = NameGetDatum(group_name);
-		values[2] = Int16GetDatum(groupno);
-		values[3] = PointerGetDatum(construct_array(elems, ncolumns, INT2OID, 2, true, TYPALIGN_SHORT));
+			canonical[i] = DirectFunctionCall1(namein,
+											   CStringGetDatum(get_attname(relid, attnums[i], false)));
+		}
+		values[Anum_group_rel - 1] = ObjectIdGetDatum(relid);
+		values[Anum_group_name - 1] = NameGetDatum(group_name);
+		values[Anum_group_number - 1] = Int16GetDatum(groupno);
+		values[Anum_group_attnums - 1] =
+			PointerGetDatum(construct_array(elems, ncolumns, INT2OID, 2, true, TYPALIGN_SHORT));
+		values[Anum_group_columns - 1] =
+			PointerGetDatum(construct_array(canonical, ncolumns, NAMEOID, NAMEDATALEN, false,
+											TYPALIGN_CHAR));
 		simple_heap_insert(cfg, heap_form_tuple(RelationGetDescr(cfg), values, isnull));
 	}
 	table_close(cfg, RowExclusiveLock);
 
 	CommandCounterIncrement();
-	CacheInvalidateRelcache(rel);
-	fps_txn_note_untracked_write();
+	column_groups_changed(rel);
 	table_close(rel, NoLock);
 	PG_RETURN_VOID();
+}
+
+PG_FUNCTION_INFO_V1(fpsketch_column_group_restore);
+
+/*
+ * BEFORE INSERT trigger on fpsketch_column_group: a row inserted by SQL (a
+ * restore's COPY; fpsketch_set_column_group inserts below triggers).  Its
+ * columns are resolved by name on this table, as the attribute numbers it
+ * carries are the dumped table's, and the change takes effect as
+ * fpsketch_set_column_group's do.  The primary key is not required here:
+ * pg_restore adds it after the data.
+ */
+Datum
+fpsketch_column_group_restore(PG_FUNCTION_ARGS)
+{
+	TriggerData *trigdata = (TriggerData *) fcinfo->context;
+	Relation	cfg;
+	HeapTuple	tuple;
+	TupleDesc	tupdesc;
+	Relation	rel;
+	FpsRelInfo *info;
+	Datum		values[Natts_group];
+	bool		isnull[Natts_group];
+	bool		replace[Natts_group] = {false};
+	Datum	   *names;
+	bool	   *nulls;
+	int			ncolumns;
+	int16	   *attnums;
+	Datum	   *elems;
+	SysScanDesc scan;
+	ScanKeyData key;
+	HeapTuple	other;
+	int			i;
+
+	if (!CALLED_AS_TRIGGER(fcinfo) || !TRIGGER_FIRED_BEFORE(trigdata->tg_event) ||
+		!TRIGGER_FIRED_FOR_ROW(trigdata->tg_event) ||
+		!TRIGGER_FIRED_BY_INSERT(trigdata->tg_event))
+		elog(ERROR, "fpsketch_column_group_restore: must be a BEFORE INSERT FOR EACH ROW trigger");
+	cfg = trigdata->tg_relation;
+	tuple = trigdata->tg_trigtuple;
+	tupdesc = RelationGetDescr(cfg);
+	if (tupdesc->natts != Natts_group)
+		elog(ERROR, "fpsketch_column_group has %d columns, expected %d", tupdesc->natts, Natts_group);
+	heap_deform_tuple(tuple, tupdesc, values, isnull);
+	if (isnull[Anum_group_columns - 1])
+		ereport(ERROR,
+				(errcode(ERRCODE_NOT_NULL_VIOLATION),
+				 errmsg("fpsketch_column_group rows need their column names"),
+				 errhint("Declare column groups with fpsketch_set_column_group().")));
+
+	rel = open_grouped_table(DatumGetObjectId(values[Anum_group_rel - 1]));
+	info = fps_relinfo(rel);
+	deconstruct_array(DatumGetArrayTypeP(values[Anum_group_columns - 1]), NAMEOID, NAMEDATALEN,
+					  false, TYPALIGN_CHAR, &names, &nulls, &ncolumns);
+	if (ncolumns == 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("column group \"%s\" of \"%s\" has no columns",
+						NameStr(*DatumGetName(values[Anum_group_name - 1])),
+						RelationGetRelationName(rel))));
+	attnums = resolve_columns(rel, info, names, ncolumns);
+
+	/* a group of its name or number, or one of its columns, already there */
+	ScanKeyInit(&key, Anum_group_rel, BTEqualStrategyNumber, F_OIDEQ,
+				values[Anum_group_rel - 1]);
+	scan = systable_beginscan(cfg, InvalidOid, false, NULL, 1, &key);
+	while (HeapTupleIsValid(other = systable_getnext(scan)))
+	{
+		bool		null;
+		Name		name = DatumGetName(heap_getattr(other, Anum_group_name, tupdesc, &null));
+		int			no = DatumGetInt16(heap_getattr(other, Anum_group_number, tupdesc, &null));
+		ArrayType  *arr = DatumGetArrayTypeP(heap_getattr(other, Anum_group_attnums, tupdesc, &null));
+		bool		overlaps = false;
+
+		for (i = 0; i < ncolumns; i++)
+			overlaps |= attnum_in(attnums[i], arr);
+		if (namestrcmp(name, NameStr(*DatumGetName(values[Anum_group_name - 1]))) == 0 ||
+			no == DatumGetInt16(values[Anum_group_number - 1]) || overlaps)
+			ereport(ERROR,
+					(errcode(ERRCODE_DUPLICATE_OBJECT),
+					 errmsg("column group \"%s\" of \"%s\" conflicts with its group \"%s\"",
+							NameStr(*DatumGetName(values[Anum_group_name - 1])),
+							RelationGetRelationName(rel), NameStr(*name)),
+					 errdetail("Two groups of a table cannot share a name, a number or a column."),
+					 errhint("Drop the existing group with fpsketch_set_column_group('%s', '%s', NULL) first.",
+							 RelationGetRelationName(rel), NameStr(*name))));
+	}
+	systable_endscan(scan);
+
+	elems = palloc(sizeof(Datum) * ncolumns);
+	for (i = 0; i < ncolumns; i++)
+		elems[i] = Int16GetDatum(attnums[i]);
+	values[Anum_group_attnums - 1] =
+		PointerGetDatum(construct_array(elems, ncolumns, INT2OID, 2, true, TYPALIGN_SHORT));
+	isnull[Anum_group_attnums - 1] = false;
+	replace[Anum_group_attnums - 1] = true;
+	tuple = heap_modify_tuple(tuple, tupdesc, values, isnull, replace);
+
+	column_groups_changed(rel);
+	table_close(rel, NoLock);
+	return PointerGetDatum(tuple);
 }

@@ -80,15 +80,24 @@ AS 'MODULE_PATHNAME' LANGUAGE C STRICT VOLATILE;
 REVOKE ALL ON FUNCTION fpsketch_stats_reset() FROM PUBLIC;
 
 -- Column groups: per-group row timestamps (see column_groups.c).  Written
--- only by fpsketch_set_column_group(); not dumped by pg_dump (declare the
--- groups again after a restore).
+-- by fpsketch_set_column_group().  pg_dump dumps the rows (a configuration
+-- table); on restore the trigger below takes the attribute numbers again
+-- from the column names, which follow renames.
 CREATE TABLE fpsketch_column_group (
     rel regclass NOT NULL,
     group_name name NOT NULL,
     groupno int2 NOT NULL CHECK (groupno BETWEEN 1 AND 15),
-    attnums int2[] NOT NULL
+    attnums int2[] NOT NULL,
+    columns name[]
 );
 REVOKE ALL ON fpsketch_column_group FROM PUBLIC;
+SELECT pg_catalog.pg_extension_config_dump('fpsketch_column_group', '');
+
+CREATE FUNCTION fpsketch_column_group_restore() RETURNS trigger
+AS 'MODULE_PATHNAME' LANGUAGE C;
+REVOKE ALL ON FUNCTION fpsketch_column_group_restore() FROM PUBLIC;
+CREATE TRIGGER fpsketch_column_group_restore BEFORE INSERT ON fpsketch_column_group
+    FOR EACH ROW EXECUTE FUNCTION fpsketch_column_group_restore();
 
 CREATE FUNCTION fpsketch_set_column_group(rel regclass, group_name name, columns name[])
 RETURNS void
@@ -120,3 +129,23 @@ $$;
 REVOKE ALL ON FUNCTION fpsketch_forget_dropped_tables() FROM PUBLIC;
 CREATE EVENT TRIGGER fpsketch_forget_dropped_tables ON sql_drop
     EXECUTE FUNCTION fpsketch_forget_dropped_tables();
+
+-- Keep the column names of groups current (for pg_dump) after ALTER TABLE:
+-- renamed columns, and dropped ones left out.
+CREATE FUNCTION fpsketch_rename_group_columns() RETURNS event_trigger
+LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
+BEGIN
+    UPDATE @extschema@.fpsketch_column_group g
+       SET columns = ARRAY(SELECT a.attname
+                             FROM unnest(g.attnums) WITH ORDINALITY AS u(attnum, ord)
+                             JOIN pg_attribute a
+                               ON a.attrelid = g.rel AND a.attnum = u.attnum AND NOT a.attisdropped
+                            ORDER BY u.ord)
+     WHERE g.rel IN (SELECT c.objid FROM pg_event_trigger_ddl_commands() c
+                      WHERE c.classid = 'pg_class'::regclass);
+END
+$$;
+REVOKE ALL ON FUNCTION fpsketch_rename_group_columns() FROM PUBLIC;
+CREATE EVENT TRIGGER fpsketch_rename_group_columns ON ddl_command_end
+    WHEN TAG IN ('ALTER TABLE')
+    EXECUTE FUNCTION fpsketch_rename_group_columns();

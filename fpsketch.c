@@ -17,6 +17,7 @@
 #include "access/htup_details.h"
 #include "access/table.h"
 #include "access/twophase.h"
+#include "access/xact.h"
 #include "catalog/namespace.h"
 #include "catalog/pg_class.h"
 #include "commands/defrem.h"
@@ -342,6 +343,8 @@ fps_get_relation_info(PlannerInfo *root, Oid relationObjectId, bool inhparent,
 	}
 }
 
+static void no_parallel_workers_if_am_created(void);
+
 /*
  * Statements that can change an fpsketch table's key scheme (primary key,
  * replica identity) without rewriting it: the transaction raises the floor
@@ -391,6 +394,36 @@ fps_process_utility(PlannedStmt *pstmt, const char *queryString,
 
 	if (may_change_keys && fps_sketch != NULL && IsTransactionState())
 		fps_txn_note_untracked_write();
+	if (IsA(stmt, CreateExtensionStmt) &&
+		strcmp(((CreateExtensionStmt *) stmt)->extname, "fpsketch") == 0)
+		no_parallel_workers_if_am_created();
+}
+
+/*
+ * A parallel worker loads the leader's settings before it joins the
+ * leader's transaction, so it cannot see an access method that transaction
+ * created.  With default_table_access_method = fpsketch, which a dump sets
+ * before each fpsketch table, every parallel index build or query of the
+ * transaction that created the extension would fail in its workers ("table
+ * access method "fpsketch" does not exist"): restoring a dump in one
+ * transaction does exactly that.  That transaction runs without workers.
+ */
+static void
+no_parallel_workers_if_am_created(void)
+{
+	HeapTuple	tup = SearchSysCache1(AMNAME, CStringGetDatum("fpsketch"));
+	bool		created_now;
+
+	if (!HeapTupleIsValid(tup))
+		return;
+	created_now = TransactionIdIsCurrentTransactionId(HeapTupleHeaderGetXmin(tup->t_data));
+	ReleaseSysCache(tup);
+	if (!created_now)
+		return;
+	(void) set_config_option("max_parallel_workers_per_gather", "0", PGC_USERSET,
+							 PGC_S_SESSION, GUC_ACTION_LOCAL, true, 0, false);
+	(void) set_config_option("max_parallel_maintenance_workers", "0", PGC_USERSET,
+							 PGC_S_SESSION, GUC_ACTION_LOCAL, true, 0, false);
 }
 
 /*

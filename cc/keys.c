@@ -235,8 +235,8 @@ fill_identity(Relation rel, FpsRelInfo *info)
  * table (which lives in the schema of the access method's handler).  Only
  * tables with a logical identity have groups: a TID key changes with every
  * version.  A change takes ACCESS EXCLUSIVE lock and raises the floor (see
- * fpsketch_column_groups_changed), so backends never disagree on a mapping
- * while a transaction on the table runs.
+ * fpsketch_set_column_group and fpsketch_column_group_restore), so backends
+ * never disagree on a mapping while a transaction on the table runs.
  */
 Oid
 fps_column_group_table(Relation rel)

@@ -51,3 +51,41 @@ SELECT fpsketch_set_column_group('cg', 'ytd', ARRAY['ytd']);
 DROP TABLE cg;
 SELECT count(*) AS rows_of_dropped_tables FROM fpsketch_column_group;
 DROP TABLE cg_nopk, cg_heap;
+
+-- pg_dump dumps fpsketch_column_group: its column names follow renames,
+-- and leave dropped columns out
+CREATE TABLE cg2 (id int PRIMARY KEY, gone int, a int, b int, c int) USING fpsketch;
+INSERT INTO cg2 VALUES (1, 0, 0, 0, 0);
+SELECT fpsketch_set_column_group('cg2', 'ab', ARRAY['a', 'b']);
+ALTER TABLE cg2 RENAME COLUMN a TO a2;
+SELECT group_name, groupno, attnums, columns FROM fpsketch_column_group WHERE rel = 'cg2'::regclass;
+ALTER TABLE cg2 DROP COLUMN b;
+SELECT group_name, groupno, attnums, columns FROM fpsketch_column_group WHERE rel = 'cg2'::regclass;
+SELECT fpsketch_set_column_group('cg2', 'ab', NULL);
+
+-- pg_restore COPYs the rows back into a table without the dropped columns:
+-- a row inserted by SQL takes its attribute numbers from the names
+-- (a2 is attribute 3 here whatever the row says), and takes effect
+BEGIN;
+SELECT a2 FROM cg2 WHERE id = 1;
+SELECT pinned AS "no group: group 0 + prefix" FROM fpsketch_stats;
+COMMIT;
+INSERT INTO fpsketch_column_group VALUES ('cg2', 'restored', 4, '{99}', '{a2}');
+SELECT group_name, groupno, attnums, columns FROM fpsketch_column_group WHERE rel = 'cg2'::regclass;
+BEGIN;
+SELECT a2 FROM cg2 WHERE id = 1;
+SELECT pinned AS "restored group + group 0 + prefix" FROM fpsketch_stats;
+COMMIT;
+
+-- restored rows are checked like declarations; each leaves the groups as they were
+INSERT INTO fpsketch_column_group VALUES ('cg2', 'x', 5, '{1}', '{nope}');
+INSERT INTO fpsketch_column_group VALUES ('cg2', 'x', 5, '{1}', '{id}');
+INSERT INTO fpsketch_column_group VALUES ('cg2', 'restored', 5, '{1}', '{c}');
+INSERT INTO fpsketch_column_group VALUES ('cg2', 'x', 4, '{1}', '{c}');
+INSERT INTO fpsketch_column_group VALUES ('cg2', 'x', 5, '{1}', '{a2}');
+INSERT INTO fpsketch_column_group VALUES ('cg2', 'x', 5, '{1}', NULL);
+INSERT INTO fpsketch_column_group VALUES ('cg2', 'x', 5, '{1}', '{}');
+CREATE TABLE cg_heap2 (a int PRIMARY KEY, b int);
+INSERT INTO fpsketch_column_group VALUES ('cg_heap2', 'x', 1, '{2}', '{b}');
+SELECT group_name, groupno, attnums, columns FROM fpsketch_column_group WHERE rel = 'cg2'::regclass;
+DROP TABLE cg2, cg_heap2;
