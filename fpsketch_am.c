@@ -494,7 +494,12 @@ holds_relation_exclusively(Relation rel)
 {
 	static uint32 tries = 0;
 
-	if (!fps_txn_pins_crowd_table())
+	/*
+	 * TicToc only: its floor raise lifts commit_ts above every version read
+	 * untracked.  STO orders by the timestamp taken at BEGIN, which a version
+	 * read without its check could postdate.
+	 */
+	if (fps_protocol != FPS_PROTOCOL_TICTOC || !fps_txn_pins_crowd_table())
 		return false;
 	if (CheckRelationLockedByMe(rel, AccessExclusiveLock, false))
 		return true;

@@ -215,6 +215,21 @@ is( $node->safe_psql(
 		'1329|0|0', '(b) only the write after the savepoint is kept; nothing pinned');
 }
 
+# STO orders by the timestamp taken at BEGIN, which an unchecked read could
+# postdate: it never escalates, and fails past the capacity as before
+SKIP:
+{
+	skip 'this build has no STO', 2 unless grep { $_ eq 'sto' } protocols($node);
+	$node->append_conf('postgresql.conf', "fpsketch.protocol = sto");
+	$node->restart;
+	my ($ret, $stdout, $stderr) = run_sql('UPDATE big SET v = v + 1;');
+	like($stderr, qr/ERROR:  40001: .*\nDETAIL:  The FPSketch exact table is full/,
+		'(b) STO: alone on the table, an UPDATE of 400 rows still fails with the table-full 40001');
+	is($node->safe_psql('postgres', 'SELECT protocol, write_escalations, pinned FROM fpsketch_stats'),
+		'sto|0|0', '(b) STO: nothing escalated, nothing left pinned');
+	$node->adjust_conf('postgresql.conf', 'fpsketch.protocol', undef);
+}
+
 # ---------------------------------------------------------------------------
 # (c) invalid values at server start
 # ---------------------------------------------------------------------------
