@@ -499,7 +499,7 @@ holds_relation_exclusively(Relation rel)
 	 * untracked.  STO orders by the timestamp taken at BEGIN, which a version
 	 * read without its check could postdate.
 	 */
-	if (fps_protocol != FPS_PROTOCOL_TICTOC || !fps_txn_pins_crowd_table())
+	if (likely(!fps_txn_pins_crowd_table()) || fps_protocol != FPS_PROTOCOL_TICTOC)
 		return false;
 	if (CheckRelationLockedByMe(rel, AccessExclusiveLock, false))
 		return true;

@@ -300,8 +300,16 @@ fps_txn_count_row_read(Oid relid)
 bool
 fps_txn_pins_crowd_table(void)
 {
-	return fps_sketch != NULL &&
-		(uint64) fps_txn.naccesses >= fps_capacity(fps_sketch) / 4;
+	/* every row read asks: the capacity is fixed at server start */
+	static uint64 crowd = 0;
+
+	if (unlikely(crowd == 0))
+	{
+		if (fps_sketch == NULL)
+			return false;
+		crowd = Max(fps_capacity(fps_sketch) / 4, 1);
+	}
+	return (uint64) fps_txn.naccesses >= crowd;
 }
 
 /* This transaction wrote rows (or changed key schemes) past per-key tracking. */
