@@ -7,6 +7,12 @@ OBJS = \
 	$(WIN32RES) \
 	fpsketch.o \
 	fpsketch_am.o \
+	am/predicate.o \
+	am/reevaluate.o \
+	am/rowlock.o \
+	am/statement.o \
+	am/track.o \
+	am/versions.o \
 	column_groups.o \
 	cc/keys.o \
 	cc/sto.o \
@@ -46,4 +52,4 @@ installcheck-isolation-only:
 
 # PGXS tracks no header dependencies (without --enable-depend): a changed
 # struct in a header must rebuild every object, or backends smash stacks.
-$(OBJS): $(wildcard $(srcdir)/cc/*.h $(srcdir)/sketch/*.h $(srcdir)/*.h)
+$(OBJS): $(wildcard $(srcdir)/am/*.h $(srcdir)/cc/*.h $(srcdir)/sketch/*.h $(srcdir)/*.h)

@@ -1,0 +1,128 @@
+/*-------------------------------------------------------------------------
+ *
+ * am.h
+ *	  What the files of the fpsketch table access method share.
+ *
+ * fpsketch_am.c is the routing table: heap's routine with the callbacks
+ * that read or write a row version wrapped.  Each concern lives in a file
+ * of its own under am/:
+ *
+ *	versions.c		what a heap version tells the protocol (its creator,
+ *					whether it has a committed successor, who is writing
+ *					one), and rereads of the version read before
+ *	track.c			row reads and writes reach the protocol (cc/): keys,
+ *					column groups, untracked writes
+ *	predicate.c		phantom keys: relation, equality-prefix and escalation
+ *					keys, and the snapshot a predicate read must use
+ *	statement.c		the statements running now (executor stack), and the
+ *					column groups a statement reads or writes
+ *	reevaluate.c	whether EvalPlanQual may re-evaluate a statement on a
+ *					newer version of a row
+ *	rowlock.c		waits for row locks that would close a cycle
+ *
+ * None of this is visible outside the access method; fpsketch_am.h is.
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef FPS_AM_INTERNAL_H
+#define FPS_AM_INTERNAL_H
+
+#include "access/heapam.h"
+#include "access/tableam.h"
+#include "executor/execdesc.h"
+#include "executor/tuptable.h"
+#include "utils/snapmgr.h"
+#include "utils/snapshot.h"
+
+#include "../cc/cc.h"
+
+/* ---- versions.c ---- */
+
+/* The version a read just returned, for the protocol's questions. */
+typedef struct FpsVersionCheck
+{
+	Relation	rel;
+	TupleTableSlot *slot;
+} FpsVersionCheck;
+
+extern TransactionId fps_version_xmin(TupleTableSlot *slot);
+extern bool fps_version_is_stale(void *arg);
+extern TransactionId fps_version_updater_in_progress(void *arg);
+extern void fps_hold_read_versions(void);
+extern bool fps_reread_first_version(Relation rel, FpsRelInfo *info, fps_u64 key,
+									 FpsGroupMask groups, int failed,
+									 FpsAccess *failed_access, TupleTableSlot *slot);
+
+/* Reads on these snapshots are reads of the transaction's logic. */
+static inline bool
+fps_snapshot_is_tracked(Snapshot snapshot)
+{
+	return snapshot != NULL &&
+		(IsMVCCSnapshot(snapshot) || snapshot->snapshot_type == SNAPSHOT_DIRTY);
+}
+
+/* ---- track.c ---- */
+
+extern void fps_track_read(Relation rel, TupleTableSlot *slot, bool all_groups);
+extern void fps_track_insert(Relation rel, TupleTableSlot *slot);
+extern void fps_track_delete(Relation rel, ItemPointer tid);
+extern void fps_track_update(Relation rel, ItemPointer old_tid, TupleTableSlot *slot,
+							 bool update_indexes);
+extern void fps_refuse_concurrent_update(Relation rel);
+extern void fps_concurrent_update_found(Relation rel, TM_Result result);
+extern bool fps_holds_relation_exclusively(Relation rel);
+
+/* ---- predicate.c ---- */
+
+/*
+ * Index fetches carry their predicate state with them: heap's callbacks
+ * get the embedded IndexFetchHeapData (first member, so heap's pfree frees
+ * the whole struct).
+ */
+typedef struct FpsIndexFetch
+{
+	IndexFetchHeapData heap;
+	bool		predicate_pending;	/* no predicate key read yet for this scan */
+	bool		predicate_read; /* predicate_key was read, fresh_snapshot set */
+	fps_u64		predicate_key;	/* the last one read */
+	Snapshot	fresh_snapshot;	/* registered; replaces the scan's snapshot */
+} FpsIndexFetch;
+
+extern Snapshot fps_read_relation_predicate(Relation rel, Snapshot snapshot);
+extern void fps_index_predicate_reset(FpsIndexFetch *f);
+extern Snapshot fps_index_predicate_snapshot(FpsIndexFetch *f, Snapshot snapshot);
+extern void fps_index_predicate_end(FpsIndexFetch *f);
+extern void fps_write_predicate_key(FpsRelInfo *info, fps_u64 key);
+extern void fps_write_predicate_keys_of_row(FpsRelInfo *info, TupleTableSlot *slot);
+extern void fps_write_moved_predicate_keys(Relation rel, FpsRelInfo *info,
+										   TupleTableSlot *old, TupleTableSlot *new);
+
+/* ---- statement.c ---- */
+
+extern QueryDesc *fps_running_query(int depth);
+extern uint32 fps_current_statement(void);
+extern bool fps_statement_only_reads(void);
+extern FpsGroupMask fps_statement_groups(Relation rel, FpsRelInfo *info, bool written);
+
+/* ---- reevaluate.c ---- */
+
+extern bool fps_reevaluation_is_safe(Relation rel, FpsRelInfo *info,
+									 TupleTableSlot *newest);
+
+/* ---- rowlock.c ---- */
+
+extern TM_Result fps_rowlock_tuple_lock(Relation rel, ItemPointer tid, Snapshot snapshot,
+										TupleTableSlot *slot, CommandId cid,
+										LockTupleMode mode, LockWaitPolicy wait_policy,
+										uint8 flags, TM_FailureData *tmfd);
+extern TM_Result fps_rowlock_tuple_delete(Relation rel, ItemPointer tid, CommandId cid,
+										  Snapshot snapshot, Snapshot crosscheck,
+										  bool wait, TM_FailureData *tmfd,
+										  bool changingPart);
+extern TM_Result fps_rowlock_tuple_update(Relation rel, ItemPointer otid,
+										  TupleTableSlot *slot, CommandId cid,
+										  Snapshot snapshot, Snapshot crosscheck,
+										  bool wait, TM_FailureData *tmfd,
+										  LockTupleMode *lockmode, bool *update_indexes);
+
+#endif							/* FPS_AM_INTERNAL_H */

@@ -1,0 +1,408 @@
+/*-------------------------------------------------------------------------
+ *
+ * predicate.c
+ *	  Phantom keys (DESIGN §6): what a scan reads besides its rows, and what
+ *	  a write that moves rows into or out of predicates writes.
+ *
+ *	- the relation key: read by scans that can see any row (sequential,
+ *	  bitmap, sample, TID), written by inserts, deletes and updates that
+ *	  move rows between predicates;
+ *	- equality-prefix keys (index, p, hash of the first p values): read by
+ *	  an index scan whose keys fix the first p columns by equality, written
+ *	  for every prefix of every eligible index of a new or removed row;
+ *	- the escalation key: written by every write of the relation, read by a
+ *	  transaction instead of more row keys (lock escalation).
+ *
+ * A predicate key must be sampled before the snapshot the scan uses (§6.3):
+ * snapshot_after_predicate_sample() gives the scan a newer snapshot when a
+ * transaction completed between the two.
+ *
+ * Index scans find their runtime scan keys in the executor node that runs
+ * them, searched in the plan trees of the running statements (statement.c),
+ * their subplans, and the trees EvalPlanQual builds for re-evaluation.
+ *
+ * Shared state: none directly; the protocol's entries through cc/.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "access/hash.h"
+#include "access/nbtree.h"
+#include "access/relscan.h"
+#include "access/xact.h"
+#include "nodes/execnodes.h"
+#include "nodes/nodeFuncs.h"
+#include "storage/procarray.h"
+#include "utils/datum.h"
+#include "utils/rel.h"
+#include "utils/snapmgr.h"
+
+#include "am.h"
+#include "../fpsketch_am.h"
+
+static void release_fresh_snapshot(FpsIndexFetch *f);
+
+/*
+ * After sampling a predicate key for a scan on snapshot: NULL if snapshot
+ * sees every transaction that has completed so far, else a newer registered
+ * snapshot the scan must use instead.  A predicate key sampled after a
+ * completion the snapshot misses may already include an insert the scan
+ * would not see (DESIGN §6.3): an insert's install follows its
+ * ProcArrayEndTransaction().  The snapshot taken here follows the sample
+ * (GetSnapshotData takes ProcArrayLock: a barrier), so it sees such an
+ * insert.
+ *
+ * Two snapshots see the same transactions if their xmax and in-progress
+ * counts agree: the later one's in-progress set is a subset of the earlier
+ * one's below the same xmax, and a completion at or above it moves xmax.
+ *
+ * READ COMMITTED allows a statement's scans to see newer data (every row
+ * version read is validated anyway); under REPEATABLE READ and SERIALIZABLE
+ * the transaction snapshot must stay, so a changed world is a 40001.
+ */
+static Snapshot
+snapshot_after_predicate_sample(Snapshot snapshot, Oid relid)
+{
+	/*
+	 * Our own snapshot buffer, not GetLatestSnapshot(): that refuses to run
+	 * in parallel mode, which a leader is in when another relation of the
+	 * query is scanned in parallel.  fpsketch relations are only scanned in
+	 * the leader, so a newer snapshot there is fine.
+	 */
+	static SnapshotData latest_data = {SNAPSHOT_MVCC};
+	Snapshot	latest = GetSnapshotData(&latest_data);
+	Snapshot	fresh;
+
+	if (latest->xmax == snapshot->xmax && latest->xcnt == snapshot->xcnt)
+		return NULL;
+	if (IsolationUsesXactSnapshot())
+		fps_abort(FPS_ABORT_PHANTOM_SNAPSHOT, relid);
+	fresh = RegisterSnapshot(latest);
+	/* same command: the scan must not see what this statement writes */
+	fresh->curcid = snapshot->curcid;
+	fps_atomic_add(&fps_counters->snapshot_refreshes, 1);
+	return fresh;
+}
+
+/* Record a read of a predicate key of rel. */
+static void
+read_predicate_key(FpsRelInfo *info, fps_u64 key, bool is_prefix)
+{
+	FpsAccess  *access = fps_txn_access(key, info->relid);
+
+	if (!access->is_read)
+		fps_atomic_add(is_prefix ? &fps_counters->phantom_prefix_reads :
+					   &fps_counters->phantom_relation_reads, 1);
+	cc_phantom_read(access);
+}
+
+void
+fps_write_predicate_key(FpsRelInfo *info, fps_u64 key)
+{
+	FpsAccess  *access = fps_txn_access(key, info->relid);
+
+	if (!access->is_write)
+		fps_atomic_add(&fps_counters->phantom_writes, 1);
+	cc_phantom_write(access);
+}
+
+/*
+ * A new row (insert, or a non-HOT update's new version) enters every
+ * predicate that could contain it: the relation's, and each equality prefix
+ * of each eligible index.  A NULL ends an index's prefixes: equality never
+ * matches it.
+ */
+static void
+write_prefix_keys_of_row(FpsRelInfo *info, FpsPrefixIndex *pi, TupleTableSlot *slot)
+{
+	uint64		hashes[INDEX_MAX_KEYS];
+	int			p;
+
+	for (p = 0; p < pi->nkeys; p++)
+	{
+		bool		isnull;
+		Datum		value = slot_getattr(slot, pi->attnums[p], &isnull);
+
+		if (isnull)
+			break;
+		hashes[p] = fps_hash_value(pi->types[p], pi->collations[p], value, false);
+		if (!pi->is_hash || p + 1 == pi->nkeys)
+			fps_write_predicate_key(info, fps_prefix_key(pi, p + 1, hashes));
+	}
+}
+
+void
+fps_write_predicate_keys_of_row(FpsRelInfo *info, TupleTableSlot *slot)
+{
+	int			i;
+
+	fps_write_predicate_key(info, info->relation_key);
+	for (i = 0; i < info->nprefix; i++)
+		write_prefix_keys_of_row(info, &info->prefix[i], slot);
+}
+
+/*
+ * The predicates an UPDATE that was not HOT moves its row between: the
+ * equality prefixes, old and new, of every eligible index whose columns
+ * changed, and the relation's key if one did (scans without an equality
+ * prefix read it) or if an index whose scans always read that key
+ * (expressions, partial indexes, ...) exists.  An index whose columns kept
+ * their values keeps the row in the same predicates: a scan that found the
+ * row there conflicts through the row key, one that did not would still not
+ * find it.  Values that are equal but not binary equal count as changed.
+ */
+void
+fps_write_moved_predicate_keys(Relation rel, FpsRelInfo *info,
+						   TupleTableSlot *old, TupleTableSlot *new)
+{
+	bool		moved = info->has_coarse_indexes;
+	int			i;
+
+	for (i = 0; i < info->nprefix; i++)
+	{
+		FpsPrefixIndex *pi = &info->prefix[i];
+		int			p;
+
+		for (p = 0; p < pi->nkeys; p++)
+		{
+			Form_pg_attribute att = TupleDescAttr(RelationGetDescr(rel), pi->attnums[p] - 1);
+			bool		oldnull;
+			bool		newnull;
+			Datum		oldval = slot_getattr(old, pi->attnums[p], &oldnull);
+			Datum		newval = slot_getattr(new, pi->attnums[p], &newnull);
+
+			if (oldnull != newnull ||
+				(!oldnull && !datum_image_eq(oldval, newval, att->attbyval, att->attlen)))
+				break;
+		}
+		if (p < pi->nkeys)
+		{
+			write_prefix_keys_of_row(info, pi, old);
+			write_prefix_keys_of_row(info, pi, new);
+			moved = true;
+		}
+	}
+	if (moved)
+		fps_write_predicate_key(info, info->relation_key);
+}
+
+/*
+ * Sample the coarse predicate of a scan that can see any row of rel (a
+ * sequential, bitmap, sample or TID scan).  Returns a newer snapshot for the
+ * scan, or NULL.
+ */
+Snapshot
+fps_read_relation_predicate(Relation rel, Snapshot snapshot)
+{
+	FpsRelInfo *info;
+
+	if (!fps_tracking_active(rel, &info))
+		return NULL;
+	read_predicate_key(info, info->relation_key, false);
+	return snapshot_after_predicate_sample(snapshot, info->relid);
+}
+
+static bool
+find_index_scan_walker(PlanState *planstate, void *context)
+{
+	IndexFetchTableData *fetch = *(IndexFetchTableData **) context;
+
+	if (planstate == NULL)
+		return false;
+	if (IsA(planstate, IndexScanState))
+	{
+		IndexScanState *iss = (IndexScanState *) planstate;
+
+		if (iss->iss_ScanDesc != NULL && iss->iss_ScanDesc->xs_heapfetch == fetch)
+		{
+			*(PlanState **) context = planstate;
+			return true;
+		}
+	}
+	return planstate_tree_walker(planstate, find_index_scan_walker, context);
+}
+
+/*
+ * The executor node whose index scan uses fetch, or NULL.  Besides the main
+ * plan tree, a query's subplans (CTEs, among them data-modifying ones that
+ * only run in ExecutorFinish) are searched.
+ */
+static IndexScanState *
+find_index_scan(IndexFetchTableData *fetch)
+{
+	QueryDesc  *qd;
+
+	for (int depth = 0; (qd = fps_running_query(depth)) != NULL; depth++)
+	{
+		void	   *context = fetch;
+		ListCell   *lc;
+
+		if (qd->planstate != NULL &&
+			find_index_scan_walker(qd->planstate, &context))
+			return (IndexScanState *) context;
+		if (qd->estate == NULL)
+			continue;
+		foreach(lc, qd->estate->es_subplanstates)
+		{
+			context = fetch;
+			if (find_index_scan_walker((PlanState *) lfirst(lc), &context))
+				return (IndexScanState *) context;
+		}
+	}
+	return NULL;
+}
+
+/*
+ * How many leading index columns the scan keys fix by equality, and their
+ * hashes.  Only plain equality on the column's own type qualifies: arrays,
+ * row comparisons, IS NULL and cross-type operators end the prefix.
+ */
+static int
+equality_prefix(IndexScanState *iss, FpsPrefixIndex *pi, uint64 *hashes)
+{
+	Relation	indexrel = iss->iss_ScanDesc->indexRelation;
+	StrategyNumber eq = pi->is_hash ? HTEqualStrategyNumber : BTEqualStrategyNumber;
+	int			p;
+
+	for (p = 0; p < pi->nkeys; p++)
+	{
+		int			k;
+		bool		found = false;
+
+		for (k = 0; k < iss->iss_NumScanKeys && !found; k++)
+		{
+			ScanKey		sk = &iss->iss_ScanKeys[k];
+
+			if (sk->sk_attno != p + 1 || sk->sk_strategy != eq ||
+				(sk->sk_flags & (SK_ISNULL | SK_ROW_HEADER | SK_SEARCHARRAY |
+								 SK_SEARCHNULL | SK_SEARCHNOTNULL | SK_ORDER_BY)) ||
+				(OidIsValid(sk->sk_subtype) && sk->sk_subtype != indexrel->rd_opcintype[p]))
+				continue;
+			hashes[p] = fps_hash_value(pi->types[p], pi->collations[p],
+									   sk->sk_argument, false);
+			found = true;
+		}
+		if (!found)
+			break;
+	}
+	if (pi->is_hash && p < pi->nkeys)
+		return 0;
+	return p;
+}
+
+/*
+ * Read the predicate of the index scan about to run on fetch: the
+ * equality-prefix key when the scan keys give one, else the relation key.
+ */
+static void
+read_index_predicate(FpsIndexFetch *f, IndexScanState *iss, Snapshot snapshot)
+{
+	Relation	rel = f->heap.xs_base.rel;
+	FpsRelInfo *info;
+	FpsPrefixIndex *pi = NULL;
+	uint64		hashes[INDEX_MAX_KEYS];
+	int			nprefix = 0;
+	fps_u64		key;
+
+	if (!fps_tracking_active(rel, &info))
+		return;
+	if (fps_holds_relation_exclusively(rel))
+	{
+		/* nobody else can insert into rel before we end */
+		fps_txn_note_untracked_write();
+		return;
+	}
+	if (iss != NULL && fps_prefix_predicates)
+		pi = fps_prefix_index(info, RelationGetRelid(iss->iss_ScanDesc->indexRelation));
+	if (pi != NULL)
+		nprefix = equality_prefix(iss, pi, hashes);
+	key = nprefix > 0 ? fps_prefix_key(pi, nprefix, hashes) : info->relation_key;
+
+	/*
+	 * The same predicate again (a rescan with the same keys, or the reset
+	 * index_getnext_slot() does when the index is exhausted): the first
+	 * reading stands and its snapshot still sees every insert that came
+	 * before it; later ones change the key and fail validation.
+	 */
+	if (f->predicate_read && f->predicate_key == key)
+		return;
+	release_fresh_snapshot(f);
+	read_predicate_key(info, key, nprefix > 0);
+	f->predicate_key = key;
+	f->predicate_read = true;
+	f->fresh_snapshot = snapshot_after_predicate_sample(snapshot, info->relid);
+}
+
+static void
+release_fresh_snapshot(FpsIndexFetch *f)
+{
+	if (f->fresh_snapshot != NULL)
+	{
+		UnregisterSnapshot(f->fresh_snapshot);
+		f->fresh_snapshot = NULL;
+	}
+	f->predicate_read = false;
+}
+
+/*
+ * index_rescan() resets the fetch before the index AM takes the new keys;
+ * the executor node already holds them, evaluated.
+ */
+void
+fps_index_predicate_reset(FpsIndexFetch *f)
+{
+	IndexScanState *iss;
+
+	f->predicate_pending = true;
+	iss = find_index_scan(&f->heap.xs_base);
+	if (iss != NULL && iss->iss_ScanDesc->xs_snapshot != NULL &&
+		IsMVCCSnapshot(iss->iss_ScanDesc->xs_snapshot))
+	{
+		read_index_predicate(f, iss, iss->iss_ScanDesc->xs_snapshot);
+		f->predicate_pending = false;
+	}
+}
+
+/*
+ * The snapshot a fetch of the index scan must use instead of snapshot: the
+ * one taken after its predicate key was sampled, if any.  An index scan
+ * outside the executor has unknown keys: it reads the relation key.
+ */
+Snapshot
+fps_index_predicate_snapshot(FpsIndexFetch *f, Snapshot snapshot)
+{
+	if (snapshot == NULL || !IsMVCCSnapshot(snapshot))
+		return snapshot;
+	if (f->predicate_pending)
+	{
+		read_index_predicate(f, NULL, snapshot);
+		f->predicate_pending = false;
+	}
+	return f->fresh_snapshot != NULL ? f->fresh_snapshot : snapshot;
+}
+
+void
+fps_index_predicate_end(FpsIndexFetch *f)
+{
+	release_fresh_snapshot(f);
+}
+
+/*
+ * Called by cc/txn.c when a transaction escalates its reads of a relation:
+ * from now on the escalation key, which every write of the relation writes,
+ * stands for every row of it.
+ */
+void
+fps_read_relation_key(Oid relid)
+{
+	FpsAccess  *access;
+	Relation	rel = RelationIdGetRelation(relid);
+	FpsRelInfo *info = fps_relinfo(rel);
+
+	access = fps_txn_access(info->escalation_key, relid);
+	if (!access->is_read)
+		fps_atomic_add(&fps_counters->phantom_relation_reads, 1);
+	cc_phantom_read(access);
+	RelationClose(rel);
+}

@@ -1,0 +1,187 @@
+/*-------------------------------------------------------------------------
+ *
+ * statement.c
+ *	  The statements running now, and what one of them reads and writes.
+ *
+ * The executor hooks (fpsketch.c) push every statement run, nested ones
+ * (functions, triggers, SPI) included, onto a stack: index scans look for
+ * their scan keys in these plan trees (predicate.c), re-evaluation looks at
+ * their plans (reevaluate.c), and each run gets a number so that a read
+ * knows whether it belongs to the statement that read a row first.
+ *
+ * Shared state: none; this is per-backend.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "access/sysattr.h"
+#include "commands/trigger.h"
+#include "executor/execdesc.h"
+#include "nodes/execnodes.h"
+#include "utils/memutils.h"
+#include "utils/rel.h"
+
+#include "am.h"
+#include "../fpsketch_am.h"
+
+/*
+ * Executors running now, innermost last: where index scan keys are found.
+ * Grows with nesting (functions calling functions); max_stack_depth bounds
+ * it in practice.
+ */
+static QueryDesc **running_queries = NULL;
+static uint32 *running_statements = NULL;	/* their statement numbers */
+static int	nrunning_queries = 0;
+static int	maxrunning_queries = 0;
+static uint32 last_statement = 0;
+
+void
+fps_executor_running(QueryDesc *queryDesc, bool starting)
+{
+	if (!starting)
+	{
+		if (nrunning_queries > 0)
+			nrunning_queries--;
+		return;
+	}
+	if (nrunning_queries >= maxrunning_queries)
+	{
+		int			newmax = Max(32, maxrunning_queries * 2);
+
+		running_queries = running_queries == NULL ?
+			MemoryContextAlloc(TopMemoryContext, sizeof(QueryDesc *) * newmax) :
+			repalloc(running_queries, sizeof(QueryDesc *) * newmax);
+		running_statements = running_statements == NULL ?
+			MemoryContextAlloc(TopMemoryContext, sizeof(uint32) * newmax) :
+			repalloc(running_statements, sizeof(uint32) * newmax);
+		maxrunning_queries = newmax;
+	}
+	/* every run is a statement of its own; 0 means none */
+	if (++last_statement == 0)
+		++last_statement;
+	running_statements[nrunning_queries] = last_statement;
+	running_queries[nrunning_queries++] = queryDesc;
+}
+
+/* The running statement depth levels out from the innermost, or NULL. */
+QueryDesc *
+fps_running_query(int depth)
+{
+	return depth >= 0 && depth < nrunning_queries ?
+		running_queries[nrunning_queries - 1 - depth] : NULL;
+}
+
+/* Is a statement running already (is the next one run from inside it)? */
+bool
+fps_executor_nested(void)
+{
+	return nrunning_queries > 0;
+}
+
+/* The innermost running statement, 0 outside the executor. */
+uint32
+fps_current_statement(void)
+{
+	return nrunning_queries > 0 ? running_statements[nrunning_queries - 1] : 0;
+}
+
+/* Does the innermost statement only read (a SELECT without row locks)? */
+bool
+fps_statement_only_reads(void)
+{
+	PlannedStmt *stmt;
+
+	if (nrunning_queries == 0)
+		return false;
+	stmt = running_queries[nrunning_queries - 1]->plannedstmt;
+	return stmt != NULL && stmt->commandType == CMD_SELECT &&
+		stmt->rowMarks == NIL && !stmt->hasModifyingCTE;
+}
+
+/*
+ * Column groups the innermost statement reads (written = false) or writes
+ * in rel, from the columns its range table entries for rel reference: the
+ * same sets that column privileges are checked on (selectedCols covers every
+ * reference, target list, quals and RETURNING alike; updatedCols the SET
+ * targets, extraUpdatedCols the generated columns they change).  All groups
+ * whenever that is not the whole story: no statement (COPY, maintenance),
+ * no entry for rel, a whole-row or system-column reference, row security
+ * policies (their quals are not in selectedCols), and, for writes, row
+ * triggers (they see and may change whole rows), CHECK constraints and
+ * generated columns (computed from columns not SET), or a changed identity
+ * (a new row key).  A statement that only tests existence reads group 0.
+ */
+FpsGroupMask
+fps_statement_groups(Relation rel, FpsRelInfo *info, bool written)
+{
+	static uint32 cached_statement[2];
+	static Oid	cached_relid[2];
+	static FpsGroupMask cached_mask[2];
+	FpsGroupMask all = FPS_ALL_GROUPS(info);
+	FpsGroupMask mask = 0;
+	uint32		statement = fps_current_statement();
+	bool		found = false;
+	QueryDesc  *qd;
+	ListCell   *lc;
+
+	if (info->ngroups <= 1)
+		return all;
+	if (statement == 0)
+		return all;
+	if (cached_statement[written] == statement && cached_relid[written] == info->relid)
+		return cached_mask[written];
+	if (written)
+	{
+		TriggerDesc *trig = rel->trigdesc;
+		TupleConstr *constr = RelationGetDescr(rel)->constr;
+
+		if ((trig && (trig->trig_update_before_row || trig->trig_update_after_row)) ||
+			(constr && (constr->num_check > 0 || constr->has_generated_stored)))
+			return all;
+	}
+	else if (rel->rd_rel->relrowsecurity)
+		return all;
+
+	qd = running_queries[nrunning_queries - 1];
+	if (qd->plannedstmt == NULL)
+		return all;
+	foreach(lc, qd->plannedstmt->rtable)
+	{
+		RangeTblEntry *rte = (RangeTblEntry *) lfirst(lc);
+		Bitmapset  *cols;
+		int			x = -1;
+
+		if (rte->rtekind != RTE_RELATION || rte->relid != info->relid)
+			continue;
+		if (written && bms_is_empty(rte->updatedCols))
+			continue;			/* not the UPDATE's target */
+		found = true;
+		cols = written ? bms_union(rte->updatedCols, rte->extraUpdatedCols) :
+			rte->selectedCols;
+		while ((x = bms_next_member(cols, x)) >= 0)
+		{
+			AttrNumber	attno = x + FirstLowInvalidHeapAttributeNumber;
+			int			k;
+
+			if (attno == SelfItemPointerAttributeNumber ||
+				attno == TableOidAttributeNumber)
+				continue;		/* where the version is, not what it says */
+			if (attno <= 0 || attno > info->natts)
+				return all;
+			if (written)
+				for (k = 0; k < info->nkeys; k++)
+					if (info->attnums[k] == attno)
+						return all;
+			mask |= 1 << info->attgroup[attno];
+		}
+	}
+	if (!found)
+		return all;
+	if (mask == 0)
+		mask = 1;
+	cached_statement[written] = statement;
+	cached_relid[written] = info->relid;
+	cached_mask[written] = mask;
+	return mask;
+}
