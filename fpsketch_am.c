@@ -184,6 +184,7 @@ fps_tuple_lock(Relation rel, ItemPointer tid, Snapshot snapshot,
 			   TupleTableSlot *slot, CommandId cid, LockTupleMode mode,
 			   LockWaitPolicy wait_policy, uint8 flags, TM_FailureData *tmfd)
 {
+	ItemPointerData found_tid = *tid;	/* heap moves tid to the newest version */
 	TM_Result	result = fps_rowlock_tuple_lock(rel, tid, snapshot, slot, cid, mode,
 												wait_policy, flags, tmfd);
 
@@ -194,7 +195,7 @@ fps_tuple_lock(Relation rel, ItemPointer tid, Snapshot snapshot,
 		if ((flags & TUPLE_LOCK_FLAG_FIND_LAST_VERSION) && tmfd->traversed &&
 			fps_tracking_active(rel, &info))
 		{
-			if (!fps_reevaluation_is_safe(rel, info, slot))
+			if (!fps_reevaluation_is_safe(rel, info, slot, &found_tid))
 				fps_abort(FPS_ABORT_CONCURRENT_UPDATE, info->relid);
 			fps_atomic_add(&fps_counters->reevaluations, 1);
 		}

@@ -107,7 +107,7 @@ extern FpsGroupMask fps_statement_groups(Relation rel, FpsRelInfo *info, bool wr
 /* ---- reevaluate.c ---- */
 
 extern bool fps_reevaluation_is_safe(Relation rel, FpsRelInfo *info,
-									 TupleTableSlot *newest);
+									 TupleTableSlot *newest, ItemPointer found_tid);
 
 /* ---- rowlock.c ---- */
 

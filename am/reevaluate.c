@@ -4,38 +4,269 @@
  *	  When READ COMMITTED's re-evaluation of a concurrently updated row
  *	  (EvalPlanQual) is serializable.
  *
+ * An UPDATE, DELETE or SELECT FOR UPDATE/SHARE that finds its row updated
+ * by a transaction that has committed since locks the newest version and
+ * has EvalPlanQual run the plan below the node that asked (ModifyTable or
+ * LockRows) once more, on that one version.  What that recomputes is the
+ * row's own quals and projection, and the subplans they call.  It does not
+ * recompute anything that was decided from other rows together with the old
+ * version: the join partners found for it, its place in a sort (and so what
+ * a LIMIT above kept), an aggregate, a second scan of the same table
+ * elsewhere in the statement.  Those stay as computed from the old version,
+ * which no serial order gives.
+ *
+ * The rule (fps_reevaluation_is_safe):
+ *	1. the statement scans the relation once (it appears once in the range
+ *	   table: no self-join, no subquery or CTE over the same table);
+ *	2. below every ModifyTable or LockRows node that covers the relation,
+ *	   the plan handles each row on its own: scans, Result, ProjectSet and
+ *	   Append (partitions) only; no join, Sort, MergeAppend, aggregate,
+ *	   subquery scan or anything else that combines or orders rows;
+ *	3. an index scan there orders its rows by the index's key columns, so
+ *	   those must be unchanged from the version the scan found to the newest
+ *	   one: the row then keeps its place (with a LIMIT above: its
+ *	   membership), and the index quals EvalPlanQual rechecks give the same
+ *	   answer as the scan;
+ *	4. the read set: the new version replaces the old only where the old
+ *	   was read once, by this statement's scan (fps_txn_replace_read); a
+ *	   column group the concurrent writer did not write keeps its
+ *	   observation (same values in both versions).
+ * Otherwise the statement fails with 40001 (aborts_concurrent_update), as
+ * it does under STO, REPEATABLE READ and SERIALIZABLE.  Correlated subplans
+ * in the row's quals are run again by EvalPlanQual on the statement's
+ * snapshot and read through the access method like any read (their index
+ * scans are found in the EvalPlanQual trees, see predicate.c), and initplans
+ * read other relations, whose reads are validated at commit as usual.
+ *
  * Shared state: entry words, loaded only.
  *
  *-------------------------------------------------------------------------
  */
 #include "postgres.h"
 
+#include "access/genam.h"
+#include "access/heapam.h"
+#include "access/htup_details.h"
 #include "access/xact.h"
+#include "catalog/pg_index.h"
 #include "executor/execdesc.h"
+#include "executor/tuptable.h"
 #include "nodes/plannodes.h"
 #include "parser/parsetree.h"
+#include "utils/datum.h"
 #include "utils/rel.h"
 
 #include "am.h"
 
+/* The RT index of relid in rtable: 0 if absent, -1 if there more than once. */
+static int
+range_table_index(List *rtable, Oid relid)
+{
+	ListCell   *lc;
+	int			rti = 0;
+	int			found = 0;
+
+	foreach(lc, rtable)
+	{
+		RangeTblEntry *rte = (RangeTblEntry *) lfirst(lc);
+
+		rti++;
+		if (rte->rtekind == RTE_RELATION && rte->relid == relid)
+		{
+			if (found != 0)
+				return -1;
+			found = rti;
+		}
+	}
+	return found;
+}
+
 /*
- * May the innermost statement re-evaluate itself on the newest version of
- * a row of rel (EvalPlanQual) instead of failing?  EvalPlanQual recomputes
- * the statement's result for that row from the new version, but with the
- * rows of every other relation of the statement as they were first found:
- * a join partner that the new version would have found instead is never
- * read, so joins (which give the other relations row marks) are refused.
- * Within one relation, the new version replaces the old in the read set
- * when the old was the transaction's only read of the row
- * (fps_txn_replace_read), and a column group the concurrent writer did not
- * write (its wts unchanged) keeps its observation: the new version carries
- * the same values there.  TicToc only: STO decides at read time.
+ * Are the statement's row marks all rti's own: its lock, or those of its
+ * partitions' siblings and their parent (FOR UPDATE of a partitioned table)?
+ * Any other row mark belongs to a join, whose partners EvalPlanQual would
+ * not look for again.
+ */
+static bool
+row_marks_are_own(List *rowMarks, Index rti)
+{
+	PlanRowMark *own = NULL;
+	ListCell   *lc;
+
+	foreach(lc, rowMarks)
+		if (((PlanRowMark *) lfirst(lc))->rti == rti)
+			own = lfirst(lc);
+	foreach(lc, rowMarks)
+	{
+		PlanRowMark *rc = (PlanRowMark *) lfirst(lc);
+
+		if (rc == own)
+			continue;
+		if (own == NULL || own->prti == own->rti ||
+			rc->markType == ROW_MARK_REFERENCE || rc->markType == ROW_MARK_COPY ||
+			(rc->prti != own->prti && rc->rti != own->prti))
+			return false;
+	}
+	return true;
+}
+
+/*
+ * Does plan handle every row on its own (rule 2)?  Index scans of rti are
+ * collected in *indexscans for rule 3.
+ */
+static bool
+plan_is_row_local(Plan *plan, Index rti, List **indexscans)
+{
+	ListCell   *lc;
+
+	if (plan == NULL)
+		return true;
+	switch (nodeTag(plan))
+	{
+		case T_SeqScan:
+		case T_SampleScan:
+		case T_BitmapHeapScan:
+		case T_TidScan:
+		case T_TidRangeScan:
+			return true;
+		case T_IndexScan:
+			if (((Scan *) plan)->scanrelid == rti)
+				*indexscans = lappend(*indexscans, plan);
+			return true;
+		case T_Result:
+		case T_ProjectSet:
+			return plan->righttree == NULL &&
+				plan_is_row_local(plan->lefttree, rti, indexscans);
+		case T_Append:
+			foreach(lc, ((Append *) plan)->appendplans)
+				if (!plan_is_row_local((Plan *) lfirst(lc), rti, indexscans))
+					return false;
+			return true;
+		default:
+			return false;
+	}
+}
+
+/* Is plan a ModifyTable or LockRows node that re-evaluates rows of rti? */
+static bool
+plan_reevaluates(Plan *plan, Index rti)
+{
+	ListCell   *lc;
+
+	if (IsA(plan, ModifyTable))
+		return list_member_int(((ModifyTable *) plan)->resultRelations, rti);
+	if (IsA(plan, LockRows))
+		foreach(lc, ((LockRows *) plan)->rowMarks)
+			if (((PlanRowMark *) lfirst(lc))->rti == rti)
+				return true;
+	return false;
+}
+
+/*
+ * Rule 2 for every node of the tree under plan that re-evaluates rows of
+ * rti; *nodes counts them.
+ */
+static bool
+plan_tree_reevaluates_row_locally(Plan *plan, Index rti, List **indexscans, int *nodes)
+{
+	ListCell   *lc;
+
+	if (plan == NULL)
+		return true;
+	if (plan_reevaluates(plan, rti))
+	{
+		(*nodes)++;
+		if (!plan_is_row_local(plan->lefttree, rti, indexscans))
+			return false;
+	}
+	if (!plan_tree_reevaluates_row_locally(plan->lefttree, rti, indexscans, nodes) ||
+		!plan_tree_reevaluates_row_locally(plan->righttree, rti, indexscans, nodes))
+		return false;
+	switch (nodeTag(plan))
+	{
+		case T_Append:
+			foreach(lc, ((Append *) plan)->appendplans)
+				if (!plan_tree_reevaluates_row_locally(lfirst(lc), rti, indexscans, nodes))
+					return false;
+			break;
+		case T_MergeAppend:
+			foreach(lc, ((MergeAppend *) plan)->mergeplans)
+				if (!plan_tree_reevaluates_row_locally(lfirst(lc), rti, indexscans, nodes))
+					return false;
+			break;
+		case T_SubqueryScan:
+			return plan_tree_reevaluates_row_locally(((SubqueryScan *) plan)->subplan,
+													 rti, indexscans, nodes);
+		default:
+			break;
+	}
+	return true;
+}
+
+/*
+ * Rule 3: are the key columns of every index scanned (indexscans) the same
+ * in the version the scan found (at found_tid) and in newest?
+ */
+static bool
+index_keys_unchanged(Relation rel, List *indexscans, ItemPointer found_tid,
+					 TupleTableSlot *newest)
+{
+	TupleTableSlot *found;
+	ListCell   *lc;
+	bool		same = true;
+
+	if (indexscans == NIL)
+		return true;
+	found = MakeSingleTupleTableSlot(RelationGetDescr(rel), &TTSOpsBufferHeapTuple);
+	if (!GetHeapamTableAmRoutine()->tuple_fetch_row_version(rel, found_tid,
+															 SnapshotAny, found))
+		same = false;
+	foreach(lc, indexscans)
+	{
+		Relation	indexrel;
+		int			k;
+
+		if (!same)
+			break;
+		indexrel = index_open(((IndexScan *) lfirst(lc))->indexid, AccessShareLock);
+		if (!heap_attisnull(indexrel->rd_indextuple, Anum_pg_index_indexprs, NULL))
+			same = false;		/* expressions: not compared, refused */
+		for (k = 0; same && k < indexrel->rd_index->indnkeyatts; k++)
+		{
+			AttrNumber	attnum = indexrel->rd_index->indkey.values[k];
+			Form_pg_attribute att = TupleDescAttr(RelationGetDescr(rel), attnum - 1);
+			bool		found_null;
+			bool		newest_null;
+			Datum		found_value = slot_getattr(found, attnum, &found_null);
+			Datum		newest_value = slot_getattr(newest, attnum, &newest_null);
+
+			if (found_null != newest_null ||
+				(!found_null && !datum_image_eq(found_value, newest_value,
+												att->attbyval, att->attlen)))
+				same = false;
+		}
+		index_close(indexrel, AccessShareLock);
+	}
+	ExecDropSingleTupleTableSlot(found);
+	return same;
+}
+
+/*
+ * May the innermost statement re-evaluate itself on newest, the newest
+ * version of the row of rel whose version at found_tid its scan found,
+ * instead of failing?  See the rule at the top of this file.  TicToc only:
+ * STO decides at read time.
  */
 bool
-fps_reevaluation_is_safe(Relation rel, FpsRelInfo *info, TupleTableSlot *newest)
+fps_reevaluation_is_safe(Relation rel, FpsRelInfo *info, TupleTableSlot *newest,
+						 ItemPointer found_tid)
 {
 	QueryDesc  *qd;
+	PlannedStmt *stmt;
+	List	   *indexscans = NIL;
 	ListCell   *lc;
+	int			rti;
+	int			nodes = 0;
 	fps_u64		key;
 	int			g;
 
@@ -45,15 +276,27 @@ fps_reevaluation_is_safe(Relation rel, FpsRelInfo *info, TupleTableSlot *newest)
 	qd = fps_running_query(0);
 	if (qd == NULL || qd->plannedstmt == NULL)
 		return false;
-	foreach(lc, qd->plannedstmt->rowMarks)
-	{
-		PlanRowMark *rc = (PlanRowMark *) lfirst(lc);
-		RangeTblEntry *rte = rt_fetch(rc->rti, qd->plannedstmt->rtable);
+	stmt = qd->plannedstmt;
 
-		if (rc->markType == ROW_MARK_REFERENCE || rc->markType == ROW_MARK_COPY ||
-			rte->rtekind != RTE_RELATION || rte->relid != RelationGetRelid(rel))
+	/* 1: one scan of rel; and, as a second fence, no other row marks */
+	rti = range_table_index(stmt->rtable, RelationGetRelid(rel));
+	if (rti <= 0 || !row_marks_are_own(stmt->rowMarks, rti))
+		return false;
+
+	/* 2: row-local plans below the nodes that re-evaluate (there must be one) */
+	if (!plan_tree_reevaluates_row_locally(stmt->planTree, rti, &indexscans, &nodes))
+		return false;
+	foreach(lc, stmt->subplans)
+		if (!plan_tree_reevaluates_row_locally(lfirst(lc), rti, &indexscans, &nodes))
 			return false;
-	}
+	if (nodes == 0)
+		return false;
+
+	/* 3: index scans keep the row where they found it */
+	if (!index_keys_unchanged(rel, indexscans, found_tid, newest))
+		return false;
+
+	/* 4: the read set */
 	key = fps_key_from_slot(rel, info, newest);
 	for (g = 0; g < info->ngroups; g++)
 	{
