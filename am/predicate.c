@@ -203,6 +203,25 @@ fps_read_relation_predicate(Relation rel, Snapshot snapshot)
 	return snapshot_after_predicate_sample(snapshot, info->relid);
 }
 
+static bool find_index_scan_walker(PlanState *planstate, void *context);
+
+/* Search the trees EvalPlanQual runs for epq (its plan and its subplans). */
+static bool
+find_index_scan_in_epq(EPQState *epq, void *context)
+{
+	ListCell   *lc;
+
+	if (epq->recheckplanstate != NULL &&
+		find_index_scan_walker(epq->recheckplanstate, context))
+		return true;
+	if (epq->recheckestate == NULL)
+		return false;
+	foreach(lc, epq->recheckestate->es_subplanstates)
+		if (find_index_scan_walker((PlanState *) lfirst(lc), context))
+			return true;
+	return false;
+}
+
 static bool
 find_index_scan_walker(PlanState *planstate, void *context)
 {
@@ -220,13 +239,24 @@ find_index_scan_walker(PlanState *planstate, void *context)
 			return true;
 		}
 	}
+
+	/*
+	 * Re-evaluation (EvalPlanQual) runs copies of the plan below these nodes,
+	 * subplans included, in an EState of its own.
+	 */
+	if (IsA(planstate, ModifyTableState) &&
+		find_index_scan_in_epq(&((ModifyTableState *) planstate)->mt_epqstate, context))
+		return true;
+	if (IsA(planstate, LockRowsState) &&
+		find_index_scan_in_epq(&((LockRowsState *) planstate)->lr_epqstate, context))
+		return true;
 	return planstate_tree_walker(planstate, find_index_scan_walker, context);
 }
 
 /*
  * The executor node whose index scan uses fetch, or NULL.  Besides the main
  * plan tree, a query's subplans (CTEs, among them data-modifying ones that
- * only run in ExecutorFinish) are searched.
+ * only run in ExecutorFinish) and the trees of re-evaluation are searched.
  */
 static IndexScanState *
 find_index_scan(IndexFetchTableData *fetch)
@@ -245,7 +275,6 @@ find_index_scan(IndexFetchTableData *fetch)
 			continue;
 		foreach(lc, qd->estate->es_subplanstates)
 		{
-			context = fetch;
 			if (find_index_scan_walker((PlanState *) lfirst(lc), &context))
 				return (IndexScanState *) context;
 		}
