@@ -63,7 +63,7 @@ fps_snapshot_is_tracked(Snapshot snapshot)
 
 /* ---- track.c ---- */
 
-extern void fps_track_read(Relation rel, TupleTableSlot *slot, bool all_groups);
+extern void fps_track_read(Relation rel, TupleTableSlot *slot, bool unique_check);
 extern void fps_track_insert(Relation rel, TupleTableSlot *slot);
 extern void fps_track_delete(Relation rel, ItemPointer tid);
 extern void fps_track_update(Relation rel, ItemPointer old_tid, TupleTableSlot *slot,
@@ -94,6 +94,7 @@ extern Snapshot fps_index_predicate_snapshot(FpsIndexFetch *f, Snapshot snapshot
 extern void fps_index_predicate_end(FpsIndexFetch *f);
 extern void fps_write_predicate_key(FpsRelInfo *info, fps_u64 key);
 extern void fps_write_predicate_keys_of_row(FpsRelInfo *info, TupleTableSlot *slot);
+extern void fps_refuse_unique_conflict(FpsRelInfo *info, TupleTableSlot *slot);
 extern void fps_write_moved_predicate_keys(Relation rel, FpsRelInfo *info,
 										   TupleTableSlot *old, TupleTableSlot *new);
 

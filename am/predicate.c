@@ -108,13 +108,12 @@ fps_write_predicate_key(FpsRelInfo *info, fps_u64 key)
 }
 
 /*
- * A new row (insert, or a non-HOT update's new version) enters every
- * predicate that could contain it: the relation's, and each equality prefix
- * of each eligible index.  A NULL ends an index's prefixes: equality never
+ * The equality-prefix keys of index pi that the row in slot belongs to,
+ * appended to keys[*nkeys].  A NULL ends an index's prefixes: equality never
  * matches it.
  */
 static void
-write_prefix_keys_of_row(FpsRelInfo *info, FpsPrefixIndex *pi, TupleTableSlot *slot)
+prefix_keys_of_row(FpsPrefixIndex *pi, TupleTableSlot *slot, fps_u64 *keys, int *nkeys)
 {
 	uint64		hashes[INDEX_MAX_KEYS];
 	int			p;
@@ -128,18 +127,65 @@ write_prefix_keys_of_row(FpsRelInfo *info, FpsPrefixIndex *pi, TupleTableSlot *s
 			break;
 		hashes[p] = fps_hash_value(pi->types[p], pi->collations[p], value, false);
 		if (!pi->is_hash || p + 1 == pi->nkeys)
-			fps_write_predicate_key(info, fps_prefix_key(pi, p + 1, hashes));
+			keys[(*nkeys)++] = fps_prefix_key(pi, p + 1, hashes);
 	}
 }
 
+/* room for the relation key and every prefix of every prefix index */
+#define FPS_MAX_ROW_PREDICATES (1 + FPS_MAX_PREFIX_INDEXES * INDEX_MAX_KEYS)
+
+/*
+ * Every predicate the row in slot belongs to: the relation's, and each
+ * equality prefix of each eligible index.
+ */
+static int
+predicate_keys_of_row(FpsRelInfo *info, TupleTableSlot *slot, fps_u64 *keys)
+{
+	int			nkeys = 0;
+	int			i;
+
+	keys[nkeys++] = info->relation_key;
+	for (i = 0; i < info->nprefix; i++)
+		prefix_keys_of_row(&info->prefix[i], slot, keys, &nkeys);
+	return nkeys;
+}
+
+/* A new row (insert, or a non-HOT update's new version) enters them all. */
 void
 fps_write_predicate_keys_of_row(FpsRelInfo *info, TupleTableSlot *slot)
 {
-	int			i;
+	fps_u64		keys[FPS_MAX_ROW_PREDICATES];
+	int			nkeys = predicate_keys_of_row(info, slot, keys);
 
-	fps_write_predicate_key(info, info->relation_key);
-	for (i = 0; i < info->nprefix; i++)
-		write_prefix_keys_of_row(info, &info->prefix[i], slot);
+	for (int i = 0; i < nkeys; i++)
+		fps_write_predicate_key(info, keys[i]);
+}
+
+/*
+ * A unique or exclusion check (or ON CONFLICT's arbiter) found the row in
+ * slot, committed by another transaction.  If this transaction read a
+ * predicate the row belongs to and that predicate has changed since (the
+ * row's insert installed there after the read), the transaction saw the
+ * row absent and now finds it present: fail with 40001, which a retry can
+ * fix (the retry reads the row), before the check reports a unique
+ * violation that no serial order explains (heap SERIALIZABLE does the same,
+ * see _bt_check_unique).  The escalation key stands for every row.
+ */
+void
+fps_refuse_unique_conflict(FpsRelInfo *info, TupleTableSlot *slot)
+{
+	fps_u64		keys[FPS_MAX_ROW_PREDICATES + 1];
+	int			nkeys = predicate_keys_of_row(info, slot, keys);
+
+	keys[nkeys++] = info->escalation_key;
+	for (int i = 0; i < nkeys; i++)
+	{
+		FpsAccess  *access = fps_txn_lookup(keys[i]);
+
+		if (access != NULL && access->is_read && access->is_phantom &&
+			!cc_phantom_read_unchanged(access))
+			fps_abort(FPS_ABORT_PHANTOM, info->relid);
+	}
 }
 
 /*
@@ -178,8 +224,13 @@ fps_write_moved_predicate_keys(Relation rel, FpsRelInfo *info,
 		}
 		if (p < pi->nkeys)
 		{
-			write_prefix_keys_of_row(info, pi, old);
-			write_prefix_keys_of_row(info, pi, new);
+			fps_u64		keys[2 * INDEX_MAX_KEYS];
+			int			nkeys = 0;
+
+			prefix_keys_of_row(pi, old, keys, &nkeys);
+			prefix_keys_of_row(pi, new, keys, &nkeys);
+			for (int k = 0; k < nkeys; k++)
+				fps_write_predicate_key(info, keys[k]);
 			moved = true;
 		}
 	}

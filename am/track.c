@@ -22,11 +22,13 @@
 
 /*
  * The version in slot was read by the transaction's logic: the column
- * groups the statement references, or all of them (all_groups: a unique
- * check, which compares whole rows).
+ * groups the statement references, or all of them for a unique check (a
+ * dirty snapshot: unique, exclusion and ON CONFLICT arbiter checks), which
+ * compares whole rows and must not report a row the transaction saw absent
+ * as a unique violation.
  */
 void
-fps_track_read(Relation rel, TupleTableSlot *slot, bool all_groups)
+fps_track_read(Relation rel, TupleTableSlot *slot, bool unique_check)
 {
 	FpsRelInfo *info;
 	FpsVersionCheck check;
@@ -53,6 +55,8 @@ fps_track_read(Relation rel, TupleTableSlot *slot, bool all_groups)
 	}
 	check.rel = rel;
 	check.slot = slot;
+	if (unlikely(unique_check))
+		fps_refuse_unique_conflict(info, slot);
 
 	/*
 	 * Past its share of row pins for this relation, the transaction reads
@@ -68,7 +72,7 @@ fps_track_read(Relation rel, TupleTableSlot *slot, bool all_groups)
 		return;
 	}
 	key = fps_key_from_slot(rel, info, slot);
-	groups = all_groups ? FPS_ALL_GROUPS(info) : fps_statement_groups(rel, info, false);
+	groups = unique_check ? FPS_ALL_GROUPS(info) : fps_statement_groups(rel, info, false);
 	version.is_stale = fps_version_is_stale;
 	version.updater_in_progress = fps_version_updater_in_progress;
 	version.arg = &check;

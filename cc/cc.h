@@ -262,6 +262,7 @@ extern void cc_before_writing_statement(void);
 extern void cc_write(FpsAccess *access);
 extern void cc_phantom_read(FpsAccess *access);
 extern void cc_phantom_write(FpsAccess *access);
+extern bool cc_phantom_read_unchanged(FpsAccess *access);
 
 /* ---- TicToc (cc/tictoc.c) ---- */
 
@@ -269,6 +270,7 @@ extern bool tictoc_read(FpsAccess *access, FpsVersion *version);
 extern void tictoc_write(FpsAccess *access);
 extern void tictoc_phantom_read(FpsAccess *access);
 extern void tictoc_phantom_write(FpsAccess *access);
+extern bool tictoc_phantom_unchanged(FpsAccess *access);
 extern void tictoc_validate(FpsTxn *txn);
 extern void tictoc_abort_if_doomed(FpsTxn *txn);
 extern void tictoc_commit(FpsTxn *txn);

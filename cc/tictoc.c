@@ -140,6 +140,18 @@ tictoc_phantom_read(FpsAccess *access)
 	}
 }
 
+/*
+ * Has no writer installed on, or started committing to, the phantom key
+ * since this transaction read it?  (What validation would check first.)
+ */
+bool
+tictoc_phantom_unchanged(FpsAccess *access)
+{
+	fps_u64		own = access->committing ? FPS_COMMITTER_ONE : 0;
+
+	return fps_entry_committers_load(access->entry) - own == access->observed_committers;
+}
+
 /* WRITE of a phantom key: an insert made the predicate's result change. */
 void
 tictoc_phantom_write(FpsAccess *access)

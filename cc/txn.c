@@ -431,6 +431,18 @@ cc_phantom_write(FpsAccess *access)
 		tictoc_phantom_write(access);
 }
 
+/*
+ * Would a read of this predicate key still find what it found?  STO orders
+ * predicate writers against readers at the access itself: always.
+ */
+bool
+cc_phantom_read_unchanged(FpsAccess *access)
+{
+	if (fps_protocol == FPS_PROTOCOL_STO)
+		return true;
+	return tictoc_phantom_unchanged(access);
+}
+
 /* ---- release ---- */
 
 static void
