@@ -115,7 +115,9 @@ fps_tracking_active(Relation rel, FpsRelInfo **info)
 		ereport(ERROR,
 				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
 				 errmsg("fpsketch table \"%s\" cannot be read in a parallel worker",
-						RelationGetRelationName(rel))));
+						RelationGetRelationName(rel)),
+				 errdetail("fpsketch records what a transaction reads in the backend that runs it; a parallel worker's reads would escape that record.  Plans that scan fpsketch tables are kept serial, but a function called in a parallel plan runs in the workers."),
+				 errhint("Declare functions that read fpsketch tables PARALLEL RESTRICTED (they then run in the leader only), or set max_parallel_workers_per_gather to 0.")));
 	fps_require_shmem();
 	return true;
 }
@@ -132,11 +134,13 @@ map_slot(fps_u64 key, int mapsize)
 static void
 map_rebuild(int mapsize)
 {
+	/* allocate first: if that fails, the old map still serves the abort */
+	int		   *map = MemoryContextAlloc(TopMemoryContext, sizeof(int) * mapsize);
 	int			i;
 
 	if (fps_txn.map)
 		pfree(fps_txn.map);
-	fps_txn.map = MemoryContextAlloc(TopMemoryContext, sizeof(int) * mapsize);
+	fps_txn.map = map;
 	fps_txn.mapsize = mapsize;
 	memset(fps_txn.map, -1, sizeof(int) * mapsize);
 	for (i = 0; i < fps_txn.naccesses; i++)

@@ -61,6 +61,18 @@ SELECT pl_get(7);
 RESET force_parallel_mode;
 SELECT pl_get(7);
 SELECT pinned FROM fpsketch_stats;
+-- the same function in a parallel plan over a heap table: the error says
+-- what to do (0A000 fails again on every retry, so never 40001) ...
+EXPLAIN (COSTS OFF) SELECT count(*) FROM pl_heap WHERE pl_get(id % 100 + 1) = 3;
+\set SHOW_CONTEXT never
+SELECT count(*) FROM pl_heap WHERE pl_get(id % 100 + 1) = 3;
+\echo :LAST_ERROR_SQLSTATE
+\set SHOW_CONTEXT errors
+-- ... and doing it keeps the function in the leader
+ALTER FUNCTION pl_get(int) PARALLEL RESTRICTED;
+EXPLAIN (COSTS OFF) SELECT count(*) FROM pl_heap WHERE pl_get(id % 100 + 1) = 3;
+SELECT count(*) FROM pl_heap WHERE pl_get(id % 100 + 1) = 3;
+SELECT pinned FROM fpsketch_stats;
 
 RESET parallel_setup_cost;
 RESET parallel_tuple_cost;
