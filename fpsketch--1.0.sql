@@ -67,7 +67,10 @@ CREATE FUNCTION fpsketch_stats(
     OUT reads_valid_before_overwrite bigint,
     OUT stable_rereads bigint,
     OUT early_aborts bigint,
-    OUT write_escalations bigint)
+    OUT write_escalations bigint,
+    OUT pool_pins bigint,
+    OUT pins_refused bigint,
+    OUT kept_locks bigint)
 RETURNS record
 AS 'MODULE_PATHNAME' LANGUAGE C STRICT VOLATILE;
 

@@ -57,6 +57,7 @@ bool		fps_column_groups_enabled = true;
 bool		fps_prefer_index_scans = true;
 int			fps_wait_policy = FPS_WAIT_CYCLE_CHECK;
 int			fps_escalation_threshold = 1000;
+int			fps_max_pins_per_transaction = -1;
 static int	fps_variant = FPS_VARIANT_FOCUS_SKETCH;
 static int	fps_eviction = FPS_EVICT_CLOCK;
 static int	fps_sketch_size_kb = 32;
@@ -133,7 +134,8 @@ fps_config(FpsConfig *config)
 	config->sketch_rows = fps_sketch_rows;
 	config->sketch_cols = fps_sketch_cols_for_bytes((uint64) fps_sketch_size_kb * 1024,
 													fps_sketch_rows);
-	config->seed = UINT64_C(0x46505365747368);
+	/* fps_shmem_startup() draws the seed: sizes do not depend on it */
+	config->seed = 0;
 }
 
 /* Every tracked access goes through here: say clearly what is missing. */
@@ -194,7 +196,17 @@ fps_shmem_startup(void)
 	LWLockAcquire(AddinShmemInitLock, LW_EXCLUSIVE);
 	mem = ShmemInitStruct("fpsketch", fps_shmem_size(&config), &found);
 	if (!found)
+	{
+		/*
+		 * A seed drawn at every start, so that nobody can aim keys at one
+		 * partition of the exact table or one cell of the sketch.
+		 */
+		if (!pg_strong_random(&config.seed, sizeof(config.seed)))
+			ereport(FATAL,
+					(errcode(ERRCODE_INTERNAL_ERROR),
+					 errmsg("could not generate a random seed for the FPSketch")));
 		fps_sketch = fps_create(mem, &config);
+	}
 	else
 		fps_sketch = fps_attach(mem);
 	fps_counters = ShmemInitStruct("fpsketch counters",
@@ -644,7 +656,12 @@ _PG_init(void)
 							"Rows of one relation a transaction reads with row keys before it reads the whole relation's key instead.",
 							"Escalation bounds how much of the exact table one transaction pins; it is always safe, but the transaction then conflicts with every writer of the relation.",
 							&fps_escalation_threshold, 1000, 1, INT_MAX,
-							PGC_USERSET, 0, NULL, NULL, NULL);
+							PGC_SUSET, 0, NULL, NULL, NULL);
+	DefineCustomIntVariable("fpsketch.max_pins_per_transaction",
+							"Row and predicate keys one transaction may pin in the exact table.",
+							"Past it, reads escalate to relation keys and writes to an ACCESS EXCLUSIVE lock of the table (if the user may take one); shared memory is shared, so one transaction must not fill it for everyone.  -1: half of the pool shared by all backends (max_entries / 4), plus each backend's own share.",
+							&fps_max_pins_per_transaction, -1, -1, INT_MAX,
+							PGC_SUSET, 0, NULL, NULL, NULL);
 	MarkGUCPrefixReserved("fpsketch");
 
 	if (fps_max_entries >= 0 && fps_max_entries < 64)
@@ -753,6 +770,9 @@ fpsketch_stats(PG_FUNCTION_ARGS)
 	values[i++] = Int64GetDatum(fps_atomic_load(&fps_counters->stable_rereads));
 	values[i++] = Int64GetDatum(fps_atomic_load(&fps_counters->early_aborts));
 	values[i++] = Int64GetDatum(fps_atomic_load(&fps_counters->write_escalations));
+	values[i++] = Int64GetDatum(fps_atomic_load(&fps_counters->pool_pins));
+	values[i++] = Int64GetDatum(fps_atomic_load(&fps_counters->pins_refused));
+	values[i++] = Int64GetDatum(fps_atomic_load(&fps_counters->kept_locks));
 	if (i != tupdesc->natts)
 		elog(ERROR, "fpsketch_stats() returns %d columns, its SQL definition %d: reinstall the extension",
 			 i, tupdesc->natts);
@@ -787,5 +807,7 @@ fpsketch_stats_reset(PG_FUNCTION_ARGS)
 	fps_atomic_store(&fps_counters->stable_rereads, 0);
 	fps_atomic_store(&fps_counters->early_aborts, 0);
 	fps_atomic_store(&fps_counters->write_escalations, 0);
+	fps_atomic_store(&fps_counters->pins_refused, 0);
+	fps_atomic_store(&fps_counters->kept_locks, 0);
 	PG_RETURN_VOID();
 }

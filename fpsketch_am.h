@@ -13,7 +13,6 @@
 
 extern const TableAmRoutine *fps_table_am_routine(void);
 extern bool fps_is_fpsketch_relation(Relation rel);
-extern void fps_read_relation_key(Oid relid);
 
 struct QueryDesc;
 extern void fps_executor_running(struct QueryDesc *queryDesc, bool starting);

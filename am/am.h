@@ -47,6 +47,7 @@ typedef struct FpsVersionCheck
 
 extern TransactionId fps_version_xmin(TupleTableSlot *slot);
 extern bool fps_version_is_stale(void *arg);
+extern TransactionId fps_version_committed_updater(FpsVersionCheck *check);
 extern TransactionId fps_version_updater_in_progress(void *arg);
 extern void fps_hold_read_versions(void);
 extern bool fps_reread_first_version(Relation rel, FpsRelInfo *info, fps_u64 key,
@@ -70,7 +71,7 @@ extern void fps_track_update(Relation rel, ItemPointer old_tid, TupleTableSlot *
 							 bool update_indexes);
 extern void fps_refuse_concurrent_update(Relation rel);
 extern void fps_concurrent_update_found(Relation rel, TM_Result result);
-extern bool fps_holds_relation_exclusively(Relation rel);
+extern bool fps_writes_escalated(Relation rel);
 
 /* ---- predicate.c ---- */
 
@@ -93,10 +94,16 @@ extern void fps_index_predicate_reset(FpsIndexFetch *f);
 extern Snapshot fps_index_predicate_snapshot(FpsIndexFetch *f, Snapshot snapshot);
 extern void fps_index_predicate_end(FpsIndexFetch *f);
 extern void fps_write_predicate_key(FpsRelInfo *info, fps_u64 key);
-extern void fps_write_predicate_keys_of_row(FpsRelInfo *info, TupleTableSlot *slot);
+
+/* room for every prefix of every prefix index of a row */
+#define FPS_MAX_ROW_PREDICATES (FPS_MAX_PREFIX_INDEXES * INDEX_MAX_KEYS)
+
+extern int	fps_prefix_keys_of_row(FpsRelInfo *info, TupleTableSlot *slot, fps_u64 *keys);
+extern int	fps_moved_prefix_keys(Relation rel, FpsRelInfo *info, TupleTableSlot *old,
+								  TupleTableSlot *new, fps_u64 *keys, bool *moved);
 extern void fps_refuse_unique_conflict(FpsRelInfo *info, TupleTableSlot *slot);
-extern void fps_write_moved_predicate_keys(Relation rel, FpsRelInfo *info,
-										   TupleTableSlot *old, TupleTableSlot *new);
+extern void fps_escalated_read(Relation rel, FpsRelInfo *info, FpsRelState *rs,
+							   FpsVersionCheck *check, TransactionId xmin);
 
 /* ---- statement.c ---- */
 

@@ -35,6 +35,7 @@
 #include "nodes/nodeFuncs.h"
 #include "storage/procarray.h"
 #include "utils/datum.h"
+#include "utils/memutils.h"
 #include "utils/rel.h"
 #include "utils/snapmgr.h"
 
@@ -85,16 +86,24 @@ snapshot_after_predicate_sample(Snapshot snapshot, Oid relid)
 	return fresh;
 }
 
-/* Record a read of a predicate key of rel. */
-static void
+/* Record a read of a predicate key of rel; the key read is returned. */
+static fps_u64
 read_predicate_key(FpsRelInfo *info, fps_u64 key, bool is_prefix)
 {
-	FpsAccess  *access = fps_txn_access(key, info->relid);
+	FpsAccess  *access = is_prefix ? fps_txn_try_access(key, info->relid) : NULL;
 
+	/* past the pin budget, an equality prefix widens to the whole relation */
+	if (access == NULL)
+	{
+		key = info->relation_key;
+		is_prefix = false;
+		access = fps_txn_access(key, info->relid);
+	}
 	if (!access->is_read)
 		fps_atomic_add(is_prefix ? &fps_counters->phantom_prefix_reads :
 					   &fps_counters->phantom_relation_reads, 1);
 	cc_phantom_read(access);
+	return key;
 }
 
 void
@@ -131,34 +140,18 @@ prefix_keys_of_row(FpsPrefixIndex *pi, TupleTableSlot *slot, fps_u64 *keys, int 
 	}
 }
 
-/* room for the relation key and every prefix of every prefix index */
-#define FPS_MAX_ROW_PREDICATES (1 + FPS_MAX_PREFIX_INDEXES * INDEX_MAX_KEYS)
-
 /*
- * Every predicate the row in slot belongs to: the relation's, and each
- * equality prefix of each eligible index.
+ * Every equality prefix of every eligible index that the row in slot
+ * belongs to (FPS_MAX_ROW_PREDICATES at most); the relation key besides.
  */
-static int
-predicate_keys_of_row(FpsRelInfo *info, TupleTableSlot *slot, fps_u64 *keys)
+int
+fps_prefix_keys_of_row(FpsRelInfo *info, TupleTableSlot *slot, fps_u64 *keys)
 {
 	int			nkeys = 0;
-	int			i;
 
-	keys[nkeys++] = info->relation_key;
-	for (i = 0; i < info->nprefix; i++)
+	for (int i = 0; i < info->nprefix; i++)
 		prefix_keys_of_row(&info->prefix[i], slot, keys, &nkeys);
 	return nkeys;
-}
-
-/* A new row (insert, or a non-HOT update's new version) enters them all. */
-void
-fps_write_predicate_keys_of_row(FpsRelInfo *info, TupleTableSlot *slot)
-{
-	fps_u64		keys[FPS_MAX_ROW_PREDICATES];
-	int			nkeys = predicate_keys_of_row(info, slot, keys);
-
-	for (int i = 0; i < nkeys; i++)
-		fps_write_predicate_key(info, keys[i]);
 }
 
 /*
@@ -174,9 +167,10 @@ fps_write_predicate_keys_of_row(FpsRelInfo *info, TupleTableSlot *slot)
 void
 fps_refuse_unique_conflict(FpsRelInfo *info, TupleTableSlot *slot)
 {
-	fps_u64		keys[FPS_MAX_ROW_PREDICATES + 1];
-	int			nkeys = predicate_keys_of_row(info, slot, keys);
+	fps_u64		keys[FPS_MAX_ROW_PREDICATES + 2];
+	int			nkeys = fps_prefix_keys_of_row(info, slot, keys);
 
+	keys[nkeys++] = info->relation_key;
 	keys[nkeys++] = info->escalation_key;
 	for (int i = 0; i < nkeys; i++)
 	{
@@ -189,23 +183,24 @@ fps_refuse_unique_conflict(FpsRelInfo *info, TupleTableSlot *slot)
 }
 
 /*
- * The predicates an UPDATE that was not HOT moves its row between: the
- * equality prefixes, old and new, of every eligible index whose columns
- * changed, and the relation's key if one did (scans without an equality
- * prefix read it) or if an index whose scans always read that key
- * (expressions, partial indexes, ...) exists.  An index whose columns kept
- * their values keeps the row in the same predicates: a scan that found the
- * row there conflicts through the row key, one that did not would still not
- * find it.  Values that are equal but not binary equal count as changed.
+ * The equality prefixes an UPDATE that was not HOT moves its row between
+ * (into keys; the count is returned): old and new, of every eligible index
+ * whose columns changed.  *moved: the relation's key too, if one did (scans
+ * without an equality prefix read it) or if an index whose scans always
+ * read that key (expressions, partial indexes, ...) exists.  An index whose
+ * columns kept their values keeps the row in the same predicates: a scan
+ * that found the row there conflicts through the row key, one that did not
+ * would still not find it.  Values that are equal but not binary equal
+ * count as changed.
  */
-void
-fps_write_moved_predicate_keys(Relation rel, FpsRelInfo *info,
-						   TupleTableSlot *old, TupleTableSlot *new)
+int
+fps_moved_prefix_keys(Relation rel, FpsRelInfo *info, TupleTableSlot *old,
+					  TupleTableSlot *new, fps_u64 *keys, bool *moved)
 {
-	bool		moved = info->has_coarse_indexes;
-	int			i;
+	int			nkeys = 0;
 
-	for (i = 0; i < info->nprefix; i++)
+	*moved = info->has_coarse_indexes;
+	for (int i = 0; i < info->nprefix; i++)
 	{
 		FpsPrefixIndex *pi = &info->prefix[i];
 		int			p;
@@ -224,18 +219,27 @@ fps_write_moved_predicate_keys(Relation rel, FpsRelInfo *info,
 		}
 		if (p < pi->nkeys)
 		{
-			fps_u64		keys[2 * INDEX_MAX_KEYS];
-			int			nkeys = 0;
-
 			prefix_keys_of_row(pi, old, keys, &nkeys);
 			prefix_keys_of_row(pi, new, keys, &nkeys);
-			for (int k = 0; k < nkeys; k++)
-				fps_write_predicate_key(info, keys[k]);
-			moved = true;
+			*moved = true;
 		}
 	}
-	if (moved)
-		fps_write_predicate_key(info, info->relation_key);
+	return nkeys;
+}
+
+/*
+ * Must a scan of the relation read its predicate keys?  Not once the
+ * transaction holds it ACCESS EXCLUSIVE for its writes: nobody else can
+ * insert into it before we end.  The relation stays locked (ACCESS SHARE)
+ * until the transaction ends, for the predicate read.
+ */
+static bool
+predicate_reads_tracked(FpsRelInfo *info)
+{
+	FpsRelState *rs = fps_txn_rel(info->relid);
+
+	fps_txn_keep_lock(rs, AccessShareLock);
+	return !rs->write_escalated;
 }
 
 /*
@@ -248,7 +252,7 @@ fps_read_relation_predicate(Relation rel, Snapshot snapshot)
 {
 	FpsRelInfo *info;
 
-	if (!fps_tracking_active(rel, &info))
+	if (!fps_tracking_active(rel, &info) || !predicate_reads_tracked(info))
 		return NULL;
 	read_predicate_key(info, info->relation_key, false);
 	return snapshot_after_predicate_sample(snapshot, info->relid);
@@ -385,14 +389,8 @@ read_index_predicate(FpsIndexFetch *f, IndexScanState *iss, Snapshot snapshot)
 	int			nprefix = 0;
 	fps_u64		key;
 
-	if (!fps_tracking_active(rel, &info))
+	if (!fps_tracking_active(rel, &info) || !predicate_reads_tracked(info))
 		return;
-	if (fps_holds_relation_exclusively(rel))
-	{
-		/* nobody else can insert into rel before we end */
-		fps_txn_note_untracked_write();
-		return;
-	}
 	if (iss != NULL && fps_prefix_predicates)
 		pi = fps_prefix_index(info, RelationGetRelid(iss->iss_ScanDesc->indexRelation));
 	if (pi != NULL)
@@ -408,8 +406,7 @@ read_index_predicate(FpsIndexFetch *f, IndexScanState *iss, Snapshot snapshot)
 	if (f->predicate_read && f->predicate_key == key)
 		return;
 	release_fresh_snapshot(f);
-	read_predicate_key(info, key, nprefix > 0);
-	f->predicate_key = key;
+	f->predicate_key = read_predicate_key(info, key, nprefix > 0);
 	f->predicate_read = true;
 	f->fresh_snapshot = snapshot_after_predicate_sample(snapshot, info->relid);
 }
@@ -468,21 +465,107 @@ fps_index_predicate_end(FpsIndexFetch *f)
 	release_fresh_snapshot(f);
 }
 
+/* ---- escalation ---- */
+
+/* A copy of snapshot, xid arrays included, in cxt. */
+static Snapshot
+copy_snapshot_to(Snapshot snapshot, MemoryContext cxt)
+{
+	int			nsub = snapshot->suboverflowed ? 0 : snapshot->subxcnt;
+	Snapshot	copy = MemoryContextAlloc(cxt, sizeof(SnapshotData) +
+										  sizeof(TransactionId) * (snapshot->xcnt + nsub));
+
+	memcpy(copy, snapshot, sizeof(SnapshotData));
+	copy->xip = (TransactionId *) (copy + 1);
+	memcpy(copy->xip, snapshot->xip, sizeof(TransactionId) * snapshot->xcnt);
+	copy->subxip = copy->xip + snapshot->xcnt;
+	if (nsub > 0)
+		memcpy(copy->subxip, snapshot->subxip, sizeof(TransactionId) * nsub);
+	copy->subxcnt = nsub;
+	copy->copied = true;
+	copy->regd_count = 0;
+	copy->active_count = 0;
+	return copy;
+}
+
+/* The world now: which transactions have completed. */
+static Snapshot
+snapshot_now(void)
+{
+	static SnapshotData now_data = {SNAPSHOT_MVCC};
+
+	return copy_snapshot_to(GetSnapshotData(&now_data), TopTransactionContext);
+}
+
 /*
- * Called by cc/txn.c when a transaction escalates its reads of a relation:
- * from now on the escalation key, which every write of the relation writes,
- * stands for every row of it.
+ * From now on the transaction reads rel's rows through its escalation key,
+ * which every write of rel writes, instead of one key per row.  Under
+ * TicToc the world just before and just after the sample is noted for
+ * fps_escalated_read().
  */
-void
-fps_read_relation_key(Oid relid)
+static void
+escalate_reads(FpsRelInfo *info, FpsRelState *rs)
 {
 	FpsAccess  *access;
-	Relation	rel = RelationIdGetRelation(relid);
-	FpsRelInfo *info = fps_relinfo(rel);
 
-	access = fps_txn_access(info->escalation_key, relid);
+	if (fps_protocol == FPS_PROTOCOL_TICTOC)
+		rs->before_escalation = snapshot_now();
+	access = fps_txn_access(info->escalation_key, info->relid);
 	if (!access->is_read)
 		fps_atomic_add(&fps_counters->phantom_relation_reads, 1);
 	cc_phantom_read(access);
-	RelationClose(rel);
+	if (fps_protocol == FPS_PROTOCOL_TICTOC)
+		rs->after_escalation = snapshot_now();
+	rs->escalation = access - fps_txn.accesses;
+	rs->escalated = true;
+	fps_atomic_add(&fps_counters->escalations, 1);
+}
+
+/*
+ * A read of rel's row version in check (created by xmin) once reads of rel
+ * are escalated (escalating them now if not yet): no row key, only the
+ * escalation key's observation, which every write of rel changes.
+ *
+ * TicToc: the escalation key's readers_rts was raised to at least the wts
+ * it observed, so every writer that registers after the sample commits
+ * after it (see tictoc_phantom_read).  The transaction commits at commit_ts
+ * >= that wts; versions read this way must be valid at commit_ts:
+ *	- a version with a committed successor: the successor's writer must
+ *	  have registered after the sample.  If it completed before the world
+ *	  "after" the sample, it may have installed before the sample: 40001
+ *	  now (stale).  Otherwise validation sees its install unless commit_ts
+ *	  stays at or below the observed readers_rts, which it then follows.
+ *	- a version whose creator completed after the world "before" the
+ *	  sample may have installed after it, at a commit_ts above readers_rts:
+ *	  the transaction must commit after it, so its commit_ts is pushed above
+ *	  the observed readers_rts, and validation then checks that no writer
+ *	  installed since the sample.
+ * STO: versions by younger writers show in wts (read too late), older
+ * writers in flight were waited for; a committed successor is stale.
+ */
+void
+fps_escalated_read(Relation rel, FpsRelInfo *info, FpsRelState *rs,
+				   FpsVersionCheck *check, TransactionId xmin)
+{
+	TransactionId updater;
+	FpsAccess  *escalation;
+
+	if (!rs->escalated)
+		escalate_reads(info, rs);
+	if (fps_protocol != FPS_PROTOCOL_TICTOC)
+	{
+		if (fps_version_is_stale(check))
+			fps_abort(FPS_ABORT_STALE_READ, info->relid);
+		return;
+	}
+	updater = fps_version_committed_updater(check);
+	if (TransactionIdIsValid(updater) &&
+		!XidInMVCCSnapshot(updater, rs->after_escalation))
+		fps_abort(FPS_ABORT_STALE_READ, info->relid);
+	if (XidInMVCCSnapshot(xmin, rs->before_escalation))
+	{
+		escalation = &fps_txn.accesses[rs->escalation];
+		escalation->min_commit_ts = Max(escalation->min_commit_ts,
+										escalation->observed_readers_rts + 1);
+	}
 }

@@ -3,8 +3,20 @@
  * track.c
  *	  Row reads and writes of fpsketch tables reach the protocol (cc/): the
  *	  row's key per column group, the predicate keys a write changes, and
- *	  the writes that bypass per-key tracking (storage new in the
- *	  transaction, a relation held exclusively), covered by the floor raise.
+ *	  the reads and writes that go past per-key tracking.
+ *
+ * Per-key tracking ends where the pin budget does (cc/txn.c): reads then
+ * escalate to the relation's escalation key (predicate.c), and writes to
+ * an ACCESS EXCLUSIVE lock of the relation, covered by the floor raise at
+ * commit like writes into storage new in the transaction.
+ *
+ * Every relation the transaction touches keeps a lock, as the top-level
+ * transaction's, until the transaction ends (fps_txn_keep_lock): reads
+ * ACCESS SHARE, writes ROW EXCLUSIVE, escalated writers ACCESS EXCLUSIVE,
+ * untracked DDL reads the SHARE (or stronger) lock they rely on.  A
+ * subtransaction that rolls back keeps its reads and writes in the access
+ * set, so it must not give back the locks that other transactions' untracked
+ * writes and reads are ordered by.
  *
  * Shared state: none directly; the protocol's entries through cc/.
  *
@@ -14,11 +26,45 @@
 
 #include "access/heapam.h"
 #include "access/xact.h"
+#include "miscadmin.h"
 #include "storage/lmgr.h"
+#include "storage/lock.h"
+#include "utils/acl.h"
 #include "utils/rel.h"
 
 #include "am.h"
 
+/* The relation's state in this transaction, with mode kept till its end. */
+static FpsRelState *
+relation_state(Relation rel, LOCKMODE mode)
+{
+	FpsRelState *rs = fps_txn_rel(RelationGetRelid(rel));
+
+	fps_txn_keep_lock(rs, mode);
+	return rs;
+}
+
+/*
+ * Reads by DDL (ALTER TABLE rewriting or validating a table) under a lock
+ * that keeps writers out (SHARE or stronger) are covered by the floor raise
+ * at commit; keep that lock.
+ */
+static bool
+untracked_ddl_read(Relation rel, FpsRelState *rs)
+{
+	LOCKMODE	mode;
+
+	if (likely(fps_ddl_depth == 0))
+		return false;
+	for (mode = AccessExclusiveLock; mode >= ShareLock; mode--)
+		if (CheckRelationLockedByMe(rel, mode, false))
+		{
+			fps_txn_keep_lock(rs, mode);
+			fps_txn_note_untracked_write();
+			return true;
+		}
+	return false;
+}
 
 /*
  * The version in slot was read by the transaction's logic: the column
@@ -31,6 +77,7 @@ void
 fps_track_read(Relation rel, TupleTableSlot *slot, bool unique_check)
 {
 	FpsRelInfo *info;
+	FpsRelState *rs;
 	FpsVersionCheck check;
 	FpsVersion	version;
 	FpsAccess  *access;
@@ -47,28 +94,22 @@ fps_track_read(Relation rel, TupleTableSlot *slot, bool unique_check)
 	xmin = fps_version_xmin(slot);
 	if (TransactionIdIsCurrentTransactionId(xmin))
 		return;					/* own writes are not reads */
-	if ((unlikely(fps_ddl_depth > 0) && CheckRelationLockedByMe(rel, ShareLock, true)) ||
-		fps_holds_relation_exclusively(rel))
-	{
-		fps_txn_note_untracked_write();
-		return;
-	}
+	rs = relation_state(rel, AccessShareLock);
+	if (rs->write_escalated || untracked_ddl_read(rel, rs))
+		return;					/* nobody else writes it till we end */
 	check.rel = rel;
 	check.slot = slot;
 	if (unlikely(unique_check))
 		fps_refuse_unique_conflict(info, slot);
 
 	/*
-	 * Past its share of row pins for this relation, the transaction reads
-	 * the relation's predicate key instead, which every writer of the
-	 * relation writes (lock escalation, DESIGN §6).  Staleness is still
-	 * checked: a version overwritten before the predicate key was sampled
-	 * would otherwise go unnoticed.
+	 * Past its share of row pins for this relation, or of the exact table,
+	 * the transaction reads the relation through its escalation key, which
+	 * every writer of the relation writes (lock escalation, DESIGN §6).
 	 */
-	if (fps_txn_count_row_read(info->relid))
+	if (rs->escalated || fps_txn_count_row_read(rs))
 	{
-		if (fps_version_is_stale(&check))
-			fps_abort(FPS_ABORT_STALE_READ, info->relid);
+		fps_escalated_read(rel, info, rs, &check, xmin);
 		return;
 	}
 	key = fps_key_from_slot(rel, info, slot);
@@ -80,7 +121,13 @@ fps_track_read(Relation rel, TupleTableSlot *slot, bool unique_check)
 	{
 		if (!(groups & (1 << g)))
 			continue;
-		access = fps_txn_access(fps_group_key(key, g), info->relid);
+		access = fps_txn_try_access(fps_group_key(key, g), info->relid);
+		if (access == NULL)
+		{
+			/* the pin budget is spent: the groups read so far stay */
+			fps_escalated_read(rel, info, rs, &check, xmin);
+			return;
+		}
 		/* after the first access: the transaction's end will release it */
 		if (unlikely(fps_txn.held_snapshot == NULL))
 			fps_hold_read_versions();
@@ -114,17 +161,6 @@ fps_track_read(Relation rel, TupleTableSlot *slot, bool unique_check)
 	}
 }
 
-/* Write the keys of groups of the row whose key is key. */
-static void
-write_row_groups(FpsRelInfo *info, fps_u64 key, FpsGroupMask groups)
-{
-	int			g;
-
-	for (g = 0; g < info->ngroups; g++)
-		if (groups & (1 << g))
-			cc_write(fps_txn_access(fps_group_key(key, g), info->relid));
-}
-
 /*
  * Rows written into a relation whose storage was created in this
  * transaction (CREATE TABLE, TRUNCATE) are invisible to everyone else until
@@ -138,64 +174,125 @@ storage_is_new_in_xact(Relation rel)
 		rel->rd_firstRelfilenodeSubid != InvalidSubTransactionId;
 }
 
-/* while accesses stay tracked past the crowding point, try the lock this often */
-#define FPS_ESCALATION_RETRY 256
-
-/*
- * Once the transaction's pins crowd the exact table: does it hold rel in
- * ACCESS EXCLUSIVE mode, or can it take that lock now, as a writer of rel?
- * Then no other running transaction has touched rel (it would hold a lock
- * on it until its end, after its pins are gone) or can until we end, so
- * rel's rows need no pins: the floor raise at commit orders the transaction
- * after every version it read and every key it wrote, as for storage new in
- * the transaction.  A bulk load (pg_restore's COPY into a table created by
- * an earlier transaction) or an UPDATE of a large table would otherwise
- * fail for want of entries once it pinned them all.  The lock is taken only
- * without waiting, so only if nobody else uses rel; if it goes away (a
- * subtransaction rolled back), accesses are tracked again.
- */
-bool
-fps_holds_relation_exclusively(Relation rel)
+/* ACCESS EXCLUSIVE on rel now, without waiting and without invalidations. */
+static bool
+lock_exclusively_now(Relation rel)
 {
-	static uint32 tries = 0;
+	LOCKTAG		tag;
 
-	/*
-	 * TicToc only: its floor raise lifts commit_ts above every version read
-	 * untracked.  STO orders by the timestamp taken at BEGIN, which a version
-	 * read without its check could postdate.
-	 */
-	if (likely(!fps_txn_pins_crowd_table()) || fps_protocol != FPS_PROTOCOL_TICTOC)
-		return false;
 	if (CheckRelationLockedByMe(rel, AccessExclusiveLock, false))
 		return true;
-	/* readers escalate by the relation key instead; only writers lock */
-	if (!CheckRelationLockedByMe(rel, RowExclusiveLock, true))
+	SET_LOCKTAG_RELATION(tag, MyDatabaseId, RelationGetRelid(rel));
+	return LockAcquire(&tag, AccessExclusiveLock, false, true) != LOCKACQUIRE_NOT_AVAIL;
+}
+
+/*
+ * The pin budget refused a key this write needs.  Write escalation: hold
+ * rel ACCESS EXCLUSIVE and write it without pins from now on, covered by the
+ * floor raise at commit (TicToc: its commit_ts then lies above every version
+ * read and every key written; STO's order is fixed at BEGIN, so not there).
+ * Holding the lock means no running transaction has touched rel (each keeps
+ * its lock until it ends, after its pins are gone, rolled-back
+ * subtransactions included) and none can until we end.  The lock is taken
+ * only without waiting, and only by a user who may take it with LOCK TABLE
+ * (UPDATE, DELETE or TRUNCATE privilege): an INSERT privilege must not lock
+ * others out of a table.  Otherwise the write fails: with 40001 if others
+ * hold the pool (a retry may find room), with 54000 if the transaction
+ * itself needs more than it may ever pin.
+ */
+static void
+escalate_writes(Relation rel, FpsRelState *rs)
+{
+	if (fps_protocol == FPS_PROTOCOL_TICTOC &&
+		pg_class_aclcheck(RelationGetRelid(rel), GetUserId(),
+						  ACL_UPDATE | ACL_DELETE | ACL_TRUNCATE) == ACLCHECK_OK &&
+		lock_exclusively_now(rel))
+	{
+		fps_txn_keep_lock(rs, AccessExclusiveLock);
+		rs->write_escalated = true;
+		fps_txn_note_untracked_write();
+		fps_atomic_add(&fps_counters->write_escalations, 1);
+		return;
+	}
+	if (fps_txn_pin_limit_reached())
+		ereport(ERROR,
+				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+				 errmsg("transaction writes more rows than fpsketch can track in \"%s\"",
+						RelationGetRelationName(rel)),
+				 errdetail("A transaction may pin fpsketch.max_pins_per_transaction keys of the shared exact table; past that, its writes need the table in ACCESS EXCLUSIVE mode, which %s.",
+						   fps_protocol != FPS_PROTOCOL_TICTOC ? "STO cannot use" :
+						   "could not be taken without waiting, or which this user may not take"),
+				 errhint("Run LOCK TABLE \"%s\" IN ACCESS EXCLUSIVE MODE first, write fewer rows per transaction, or raise fpsketch.max_pins_per_transaction or fpsketch.max_entries.",
+						 RelationGetRelationName(rel))));
+	fps_abort(FPS_ABORT_TABLE_FULL, RelationGetRelid(rel));
+}
+
+/*
+ * Write a fine key (a row's, an equality prefix's) of rel; false if the pin
+ * budget refused it and rel is now written untracked.
+ */
+static bool
+write_fine_key(Relation rel, FpsRelState *rs, FpsRelInfo *info, fps_u64 key,
+			   bool predicate)
+{
+	FpsAccess  *access = fps_txn_try_access(key, info->relid);
+
+	if (access == NULL)
+	{
+		escalate_writes(rel, rs);
 		return false;
-	/* a lock manager call per row would slow an access that must stay tracked */
-	if (tries++ % FPS_ESCALATION_RETRY != 0)
-		return false;
-	if (!ConditionalLockRelation(rel, AccessExclusiveLock))
-		return false;
-	fps_atomic_add(&fps_counters->write_escalations, 1);
+	}
+	if (predicate)
+	{
+		if (!access->is_write)
+			fps_atomic_add(&fps_counters->phantom_writes, 1);
+		cc_phantom_write(access);
+	}
+	else
+		cc_write(access);
+	return true;
+}
+
+/* Write the keys of groups of the row whose key is key; false: untracked. */
+static bool
+write_row_groups(Relation rel, FpsRelState *rs, FpsRelInfo *info, fps_u64 key,
+				 FpsGroupMask groups)
+{
+	for (int g = 0; g < info->ngroups; g++)
+		if ((groups & (1 << g)) &&
+			!write_fine_key(rel, rs, info, fps_group_key(key, g), false))
+			return false;
+	return true;
+}
+
+/* Write the equality-prefix keys keys[0..nkeys); false: untracked. */
+static bool
+write_prefix_keys(Relation rel, FpsRelState *rs, FpsRelInfo *info,
+				  fps_u64 *keys, int nkeys)
+{
+	for (int i = 0; i < nkeys; i++)
+		if (!write_fine_key(rel, rs, info, keys[i], true))
+			return false;
 	return true;
 }
 
 /*
  * Is this write to rel tracked per key?  Writes to storage new in this
- * transaction, or to a relation the transaction holds exclusively, are
- * covered by the floor raise instead.
+ * transaction, or to a relation the transaction escalated its writes of,
+ * are covered by the floor raise instead.
  */
 static bool
-write_is_tracked(Relation rel, FpsRelInfo **info)
+write_is_tracked(Relation rel, FpsRelInfo **info, FpsRelState **rs)
 {
 	if (!fps_tracking_active(rel, info))
 		return false;
-	if (storage_is_new_in_xact(rel) || fps_holds_relation_exclusively(rel))
+	if (storage_is_new_in_xact(rel))
 	{
 		fps_txn_note_untracked_write();
 		return false;
 	}
-	return true;
+	*rs = relation_state(rel, RowExclusiveLock);
+	return !(*rs)->write_escalated;
 }
 
 /* The row in slot was inserted: all its groups, and every predicate. */
@@ -203,12 +300,16 @@ void
 fps_track_insert(Relation rel, TupleTableSlot *slot)
 {
 	FpsRelInfo *info;
+	FpsRelState *rs;
+	fps_u64		keys[FPS_MAX_ROW_PREDICATES];
 
-	if (!write_is_tracked(rel, &info))
+	if (!write_is_tracked(rel, &info, &rs) ||
+		!write_row_groups(rel, rs, info, fps_key_from_slot(rel, info, slot),
+						  FPS_ALL_GROUPS(info)))
 		return;
-	write_row_groups(info, fps_key_from_slot(rel, info, slot), FPS_ALL_GROUPS(info));
 	fps_write_predicate_key(info, info->escalation_key);
-	fps_write_predicate_keys_of_row(info, slot);
+	fps_write_predicate_key(info, info->relation_key);
+	write_prefix_keys(rel, rs, info, keys, fps_prefix_keys_of_row(info, slot, keys));
 }
 
 /* The version at tid, which this transaction just replaced or deleted. */
@@ -233,22 +334,24 @@ void
 fps_track_delete(Relation rel, ItemPointer tid)
 {
 	FpsRelInfo *info;
+	FpsRelState *rs;
 	TupleTableSlot *old = NULL;
+	fps_u64		keys[FPS_MAX_ROW_PREDICATES];
 	fps_u64		key;
 
-	if (!write_is_tracked(rel, &info))
+	if (!write_is_tracked(rel, &info, &rs))
 		return;
 	if (!info->by_tid || info->nprefix > 0)
 		old = refetch_old_version(rel, tid);
 	key = info->by_tid ? fps_key_from_tid(rel, tid) : fps_key_from_slot(rel, info, old);
-	write_row_groups(info, key, FPS_ALL_GROUPS(info));
-
-	/* escalated readers of the relation see every write through this key */
-	fps_write_predicate_key(info, info->escalation_key);
-	if (old != NULL)
-		fps_write_predicate_keys_of_row(info, old);
-	else
-		fps_write_predicate_key(info, info->relation_key);	/* no prefix indexes */
+	if (write_row_groups(rel, rs, info, key, FPS_ALL_GROUPS(info)))
+	{
+		/* escalated readers of the relation see every write through this key */
+		fps_write_predicate_key(info, info->escalation_key);
+		fps_write_predicate_key(info, info->relation_key);
+		if (old != NULL)
+			write_prefix_keys(rel, rs, info, keys, fps_prefix_keys_of_row(info, old, keys));
+	}
 	if (old != NULL)
 		ExecDropSingleTupleTableSlot(old);
 }
@@ -259,29 +362,37 @@ fps_track_delete(Relation rel, ItemPointer tid)
  */
 void
 fps_track_update(Relation rel, ItemPointer old_tid, TupleTableSlot *slot,
-				   bool update_indexes)
+				 bool update_indexes)
 {
 	FpsRelInfo *info;
+	FpsRelState *rs;
 	TupleTableSlot *old = NULL;
 	FpsGroupMask groups;
 	fps_u64		old_key;
 	fps_u64		new_key;
 
-	if (!write_is_tracked(rel, &info))
+	if (!write_is_tracked(rel, &info, &rs))
 		return;
 	if (!info->by_tid || update_indexes)
 		old = refetch_old_version(rel, old_tid);
 	groups = fps_statement_groups(rel, info, true);
 	old_key = info->by_tid ? fps_key_from_tid(rel, old_tid) : fps_key_from_slot(rel, info, old);
 	new_key = fps_key_from_slot(rel, info, slot);
-	write_row_groups(info, old_key, groups);
-	if (new_key != old_key)
-		write_row_groups(info, new_key, groups);
+	if (write_row_groups(rel, rs, info, old_key, groups) &&
+		(new_key == old_key || write_row_groups(rel, rs, info, new_key, groups)))
+	{
+		/* escalated readers of the relation see every write through this key */
+		fps_write_predicate_key(info, info->escalation_key);
+		if (update_indexes)
+		{
+			fps_u64		keys[2 * FPS_MAX_ROW_PREDICATES];
+			bool		moved;
+			int			nkeys = fps_moved_prefix_keys(rel, info, old, slot, keys, &moved);
 
-	/* escalated readers of the relation see every write through this key */
-	fps_write_predicate_key(info, info->escalation_key);
-	if (update_indexes)
-		fps_write_moved_predicate_keys(rel, info, old, slot);
+			if (write_prefix_keys(rel, rs, info, keys, nkeys) && moved)
+				fps_write_predicate_key(info, info->relation_key);
+		}
+	}
 	if (old != NULL)
 		ExecDropSingleTupleTableSlot(old);
 }
@@ -311,3 +422,9 @@ fps_concurrent_update_found(Relation rel, TM_Result result)
 	fps_refuse_concurrent_update(rel);
 }
 
+/* Is rel written untracked (held ACCESS EXCLUSIVE) by this transaction? */
+bool
+fps_writes_escalated(Relation rel)
+{
+	return fps_txn_rel(RelationGetRelid(rel))->write_escalated;
+}

@@ -96,31 +96,42 @@ version_updater(HeapTupleHeader htup)
 }
 
 /*
- * Does the version in slot have a committed updater or deleter, i.e. is it
- * no longer the latest?  An updater that has committed in clog but is still
- * in the proc array counts as in progress: it holds the lock bits of what
- * it wrote (taken in PRE_COMMIT), so the protocol's validation sees it
- * instead.
+ * The committed updater or deleter of the version in check, if it has one
+ * (it is no longer the latest); FrozenTransactionId, committed before any
+ * snapshot, if the version is gone altogether.  An updater that has
+ * committed in clog but is still in the proc array counts as in progress:
+ * it holds the lock bits of what it wrote (taken in PRE_COMMIT), so the
+ * protocol's validation sees it instead.
  */
-bool
-fps_version_is_stale(void *arg)
+TransactionId
+fps_version_committed_updater(FpsVersionCheck *check)
 {
 	Buffer		buffer;
 	bool		pinned_here;
-	HeapTupleHeader htup = lock_version_header(arg, &buffer, &pinned_here);
-	bool		stale = true;	/* a version we cannot find is not current */
+	HeapTupleHeader htup = lock_version_header(check, &buffer, &pinned_here);
+	TransactionId committed = FrozenTransactionId;
 
 	if (htup != NULL)
 	{
 		TransactionId updater = version_updater(htup);
 
-		stale = TransactionIdIsValid(updater) &&
+		if (TransactionIdIsValid(updater) &&
 			!TransactionIdIsCurrentTransactionId(updater) &&
 			!TransactionIdIsInProgress(updater) &&
-			TransactionIdDidCommit(updater);
+			TransactionIdDidCommit(updater))
+			committed = updater;
+		else
+			committed = InvalidTransactionId;
 	}
 	unlock_version_header(buffer, pinned_here);
-	return stale;
+	return committed;
+}
+
+/* Is the version in check no longer the latest (the staleness check)? */
+bool
+fps_version_is_stale(void *arg)
+{
+	return TransactionIdIsValid(fps_version_committed_updater(arg));
 }
 
 /*

@@ -19,6 +19,7 @@
 #define FPS_CC_H
 
 #include "access/tableam.h"
+#include "storage/lockdefs.h"
 #include "executor/tuptable.h"
 #include "port/atomics.h"
 #include "utils/relcache.h"
@@ -96,6 +97,9 @@ typedef struct FpsSharedCounters
 	volatile fps_u64 stable_rereads;	/* rereads given the version read before */
 	volatile fps_u64 early_aborts;	/* validate_changed found before a writing statement */
 	volatile fps_u64 write_escalations; /* ACCESS EXCLUSIVE taken instead of more pins */
+	volatile fps_u64 pool_pins;	/* pins reserved from the shared pool now */
+	volatile fps_u64 pins_refused;	/* fine pins refused by the pin budget */
+	volatile fps_u64 kept_locks;	/* locks kept past a subtransaction's end */
 } FpsSharedCounters;
 
 extern FPSketch *fps_sketch;
@@ -188,17 +192,26 @@ typedef struct FpsAccess
 	uint32		read_stmt;		/* statement of the first read (0: none) */
 	ItemPointerData first_tid;	/* storage's name of the version first read */
 	TransactionId first_xmin;
+	fps_u64		min_commit_ts;	/* commit no earlier (escalated reads of newer rows) */
 } FpsAccess;
 
-/* Row reads of one relation in this transaction, for lock escalation. */
-typedef struct FpsRelReads
+/*
+ * One relation the transaction touched: its row reads (for escalation),
+ * whether it reads or writes the relation through coarse keys now, and the
+ * heavyweight locks kept for the top-level transaction.
+ */
+typedef struct FpsRelState
 {
 	Oid			relid;
-	int			nreads;
-	bool		escalated;
-} FpsRelReads;
-
-#define FPS_MAX_REL_READS 32
+	int			nreads;			/* row reads through row keys */
+	bool		escalated;		/* reads through the escalation key */
+	bool		write_escalated;	/* holds it ACCESS EXCLUSIVE: untracked */
+	uint16		kept_locks;		/* LOCKMODEs held by the top-level owner */
+	int			escalation;		/* the escalation key's access, -1 */
+	/* the world just before and just after the escalation key's sample */
+	Snapshot	before_escalation;
+	Snapshot	after_escalation;
+} FpsRelState;
 
 typedef struct FpsTxn
 {
@@ -210,8 +223,14 @@ typedef struct FpsTxn
 	bool		active;			/* touched an fpsketch table */
 	bool		validated;		/* PRE_COMMIT succeeded, commit_ts valid */
 	bool		raise_floor;	/* wrote past per-key tracking (DDL, bulk) */
-	int			nrelreads;
-	FpsRelReads relreads[FPS_MAX_REL_READS];
+	FpsRelState *rels;			/* the relations touched */
+	int			nrels;
+	int			maxrels;
+	int		   *relmap;			/* open addressing: relid -> rels index */
+	int			relmapsize;		/* power of two */
+	int			last_rel;		/* rels index of the last lookup, or -1 */
+	int			nfine;			/* pins of row and prefix keys */
+	int			pool_reserved;	/* pins reserved from the shared pool */
 	fps_u64		commit_ts;		/* TicToc: from validation */
 	fps_u64		sto_ts;			/* STO: from the clock at the first access */
 	Snapshot	held_snapshot;	/* keeps versions read from being pruned */
@@ -222,12 +241,16 @@ extern int	fps_ddl_depth;
 
 extern bool fps_tracking_active(Relation rel, FpsRelInfo **info);
 extern FpsAccess *fps_txn_access(fps_u64 key, Oid relid);
+extern FpsAccess *fps_txn_try_access(fps_u64 key, Oid relid);
 extern FpsAccess *fps_txn_lookup(fps_u64 key);
 extern bool fps_txn_replace_read(FpsAccess *access, uint32 statement);
 extern void fps_txn_note_untracked_write(void);
-extern bool fps_txn_count_row_read(Oid relid);
-extern bool fps_txn_pins_crowd_table(void);
+extern FpsRelState *fps_txn_rel(Oid relid);
+extern void fps_txn_keep_lock(FpsRelState *rs, LOCKMODE mode);
+extern bool fps_txn_count_row_read(FpsRelState *rs);
+extern bool fps_txn_pin_limit_reached(void);
 extern int	fps_escalation_threshold;
+extern int	fps_max_pins_per_transaction;
 extern void fps_txn_register_callbacks(void);
 extern pg_attribute_noreturn() void fps_abort(FpsAbortReason reason, Oid relid);
 extern bool fps_wait_while_locked(FpsAccess *access, fps_u64 *word);

@@ -221,7 +221,8 @@ tictoc_lock(FpsAccess *access)
 
 /*
  * The least timestamp the transaction can commit at: after every version it
- * read, after every read of what it writes.  Rts and readers_rts only grow,
+ * read (min_commit_ts: versions read through an escalated key, see
+ * fps_escalated_read), after every read of what it writes.  Rts and readers_rts only grow,
  * so before validation this is a lower bound of the commit_ts to come.
  */
 static fps_u64
@@ -239,7 +240,7 @@ least_commit_ts(FpsTxn *txn)
 		else if (a->is_write)
 			commit_ts = Max(commit_ts, fps_word_rts(fps_entry_load(a->entry)) + 1);
 		if (a->is_read)
-			commit_ts = Max(commit_ts, fps_word_wts(a->observed));
+			commit_ts = Max(commit_ts, Max(fps_word_wts(a->observed), a->min_commit_ts));
 	}
 	return commit_ts;
 }

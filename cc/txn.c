@@ -34,6 +34,8 @@
 #include "access/xlog.h"
 #include "miscadmin.h"
 #include "storage/ipc.h"
+#include "storage/lmgr.h"
+#include "storage/lock.h"
 #include "storage/proc.h"
 #include "utils/timestamp.h"
 #include "utils/lsyscache.h"
@@ -43,12 +45,11 @@
 #include "utils/snapmgr.h"
 
 #include "cc.h"
-#include "../fpsketch_am.h"
 
 #define XXH_INLINE_ALL
 #include <xxhash.h>
 
-FpsTxn		fps_txn;
+FpsTxn		fps_txn = {.last_rel = -1};
 
 /*
  * > 0 while an ALTER TABLE on an fpsketch table runs.  Its reads of tables
@@ -167,29 +168,104 @@ map_find(fps_u64 key, uint32 *slot)
 	return NULL;
 }
 
+/* ---- the pin budget ---- */
+
 /*
- * The access for key, pinning it on first touch.  Raises 40001 if the exact
- * table has no room: never an out-of-memory error a client would not retry.
+ * No transaction may pin more than its share of the exact table, so that
+ * nobody can fill it for everyone else (DESIGN §6, large reads).  Every
+ * backend may pin pins_guaranteed row and prefix keys ("fine" keys) on its
+ * own; beyond that it borrows from a pool shared by all backends, in
+ * chunks, up to fpsketch.max_pins_per_transaction in all.  The guaranteed
+ * shares and the pool together are three quarters of the table; the rest
+ * is room for coarse keys (relation and escalation keys, one or two per
+ * relation, which the lock table bounds) and for the uneven filling of the
+ * table's partitions, so that a pin fails only when the table is far too
+ * small.  Past the budget, reads escalate to the relation's escalation key
+ * and writes to ACCESS EXCLUSIVE (am/track.c); fps_txn_try_access() reports
+ * the refusal.
+ *
+ * Shared: fps_counters->pool_pins, changed by atomic add and CAS only; a
+ * backend returns its reservation at transaction end (or exit).
  */
-FpsAccess *
-fps_txn_access(fps_u64 key, Oid relid)
+#define FPS_POOL_CHUNK 64
+
+static int	pins_guaranteed = -1;	/* per backend */
+static int	pins_pool_size;
+
+static void
+pin_budget_init(void)
 {
-	uint32		s;
+	int			capacity = (int) fps_capacity(fps_sketch);
+
+	pins_guaranteed = capacity / 4 / Max(MaxBackends, 1);
+	pins_pool_size = capacity / 2;
+}
+
+/* Fine pins the transaction may borrow from the pool, in all. */
+static int
+pins_borrow_limit(void)
+{
+	if (fps_max_pins_per_transaction < 0)
+		return pins_pool_size / 2;
+	return Min(Max(fps_max_pins_per_transaction - pins_guaranteed, 0), pins_pool_size);
+}
+
+/* May the transaction pin one more fine key? */
+static bool
+pin_budget_allows(void)
+{
+	int			chunk;
+	fps_u64		used;
+
+	if (unlikely(pins_guaranteed < 0))
+		pin_budget_init();
+	if (fps_txn.nfine - pins_guaranteed < fps_txn.pool_reserved)
+		return true;
+	chunk = Min(FPS_POOL_CHUNK, pins_borrow_limit() - fps_txn.pool_reserved);
+	if (chunk <= 0)
+		return false;
+	used = fps_atomic_load(&fps_counters->pool_pins);
+	for (;;)
+	{
+		if (used >= (fps_u64) pins_pool_size)
+			return false;
+		chunk = Min(chunk, pins_pool_size - (int) used);
+		if (fps_atomic_cas(&fps_counters->pool_pins, &used, used + chunk))
+			break;
+	}
+	fps_txn.pool_reserved += chunk;
+	fps_txn.active = true;		/* the transaction's end returns it */
+	return true;
+}
+
+/* Has the transaction pinned all it may borrow (not only what is left)? */
+bool
+fps_txn_pin_limit_reached(void)
+{
+	if (unlikely(pins_guaranteed < 0))
+		pin_budget_init();
+	return fps_txn.nfine - pins_guaranteed >= pins_borrow_limit();
+}
+
+static void
+pin_budget_release(void)
+{
+	if (fps_txn.pool_reserved > 0)
+		fps_atomic_sub(&fps_counters->pool_pins, fps_txn.pool_reserved);
+	fps_txn.pool_reserved = 0;
+	fps_txn.nfine = 0;
+}
+
+/*
+ * Pin key (INCREF) and add it to the access set at map slot s.  Raises
+ * 40001 if the exact table has no room: never an out-of-memory error a
+ * client would not retry.
+ */
+static FpsAccess *
+pin_access(fps_u64 key, Oid relid, uint32 s)
+{
 	FpsAccess  *access;
 	FpsEntry   *entry;
-
-	if (unlikely(fps_txn.map == NULL))
-	{
-		fps_txn.maxaccesses = 256;
-		fps_txn.accesses = MemoryContextAlloc(TopMemoryContext,
-											  sizeof(FpsAccess) * fps_txn.maxaccesses);
-		map_rebuild(1024);
-		before_shmem_exit(fps_before_shmem_exit, 0);
-	}
-
-	access = map_find(key, &s);
-	if (access != NULL)
-		return access;
 
 	/* grow before pinning, so that an out-of-memory ERROR leaks no pin */
 	if (fps_txn.naccesses >= fps_txn.maxaccesses)
@@ -221,6 +297,59 @@ fps_txn_access(fps_u64 key, Oid relid)
 	access->relid = relid;
 	fps_txn.map[s] = fps_txn.naccesses++;
 	fps_txn.active = true;
+	return access;
+}
+
+static void
+access_set_init(void)
+{
+	fps_txn.maxaccesses = 256;
+	fps_txn.accesses = MemoryContextAlloc(TopMemoryContext,
+										  sizeof(FpsAccess) * fps_txn.maxaccesses);
+	map_rebuild(1024);
+	before_shmem_exit(fps_before_shmem_exit, 0);
+}
+
+/*
+ * The access for a coarse key (a relation's or escalation key), pinning it
+ * on first touch.  Not limited by the pin budget.
+ */
+FpsAccess *
+fps_txn_access(fps_u64 key, Oid relid)
+{
+	uint32		s;
+	FpsAccess  *access;
+
+	if (unlikely(fps_txn.map == NULL))
+		access_set_init();
+	access = map_find(key, &s);
+	if (access != NULL)
+		return access;
+	return pin_access(key, relid, s);
+}
+
+/*
+ * The access for a fine key (a row's or an equality prefix's), pinning it
+ * on first touch if the pin budget allows; else NULL.
+ */
+FpsAccess *
+fps_txn_try_access(fps_u64 key, Oid relid)
+{
+	uint32		s;
+	FpsAccess  *access;
+
+	if (unlikely(fps_txn.map == NULL))
+		access_set_init();
+	access = map_find(key, &s);
+	if (access != NULL)
+		return access;
+	if (!pin_budget_allows())
+	{
+		fps_atomic_add(&fps_counters->pins_refused, 1);
+		return NULL;
+	}
+	access = pin_access(key, relid, s);
+	fps_txn.nfine++;
 	return access;
 }
 
@@ -258,62 +387,136 @@ fps_txn_replace_read(FpsAccess *access, uint32 statement)
 	return true;
 }
 
-/*
- * Count a row read of relid; true if the transaction reads the relation
- * through its relation key instead (escalated), which happens once it read
- * fpsketch.escalation_threshold rows of it.
- */
-bool
-fps_txn_count_row_read(Oid relid)
-{
-	FpsRelReads *r = NULL;
-	int			i;
+/* ---- relations touched ---- */
 
-	for (i = 0; i < fps_txn.nrelreads; i++)
-		if (fps_txn.relreads[i].relid == relid)
-		{
-			r = &fps_txn.relreads[i];
-			break;
-		}
-	if (r == NULL)
+static inline uint32
+relmap_slot(Oid relid, int size)
+{
+	return (uint32) ((relid * UINT64CONST(0x9E3779B97F4A7C15)) >> 40) & (size - 1);
+}
+
+static void
+relmap_rebuild(int size)
+{
+	int		   *map = MemoryContextAlloc(TopMemoryContext, sizeof(int) * size);
+
+	if (fps_txn.relmap)
+		pfree(fps_txn.relmap);
+	fps_txn.relmap = map;
+	fps_txn.relmapsize = size;
+	memset(map, -1, sizeof(int) * size);
+	for (int i = 0; i < fps_txn.nrels; i++)
 	{
-		if (fps_txn.nrelreads >= FPS_MAX_REL_READS)
-			return false;		/* untallied: per-row keys, as before */
-		r = &fps_txn.relreads[fps_txn.nrelreads++];
-		fps_txn.active = true;	/* so that the transaction's end resets this */
-		r->relid = relid;
-		r->nreads = 0;
-		r->escalated = false;
+		uint32		s = relmap_slot(fps_txn.rels[i].relid, size);
+
+		while (map[s] >= 0)
+			s = (s + 1) & (size - 1);
+		map[s] = i;
 	}
-	if (r->escalated)
-		return true;
-	if (++r->nreads <= fps_escalation_threshold)
-		return false;
-	fps_read_relation_key(relid);
-	r->escalated = true;
-	fps_atomic_add(&fps_counters->escalations, 1);
-	return true;
 }
 
 /*
- * Does the transaction pin a quarter of the exact table?  Past that, a
- * writer tries to cover its writes by an exclusive lock instead (see
- * holds_relation_exclusively): others need entries too, and the table fails
- * a pin once a partition is all pinned, before it is all pinned as a whole.
+ * The state of relid in this transaction, added on first touch.  As many
+ * relations as the transaction opens: a scan of a partitioned table with
+ * thousands of partitions included.
+ */
+FpsRelState *
+fps_txn_rel(Oid relid)
+{
+	FpsRelState *rs;
+	uint32		s;
+
+	if (fps_txn.last_rel >= 0 && fps_txn.rels[fps_txn.last_rel].relid == relid)
+		return &fps_txn.rels[fps_txn.last_rel];
+	if (unlikely(fps_txn.rels == NULL))
+	{
+		fps_txn.maxrels = 16;
+		fps_txn.rels = MemoryContextAlloc(TopMemoryContext,
+										  sizeof(FpsRelState) * fps_txn.maxrels);
+		relmap_rebuild(64);
+	}
+	for (s = relmap_slot(relid, fps_txn.relmapsize); fps_txn.relmap[s] >= 0;
+		 s = (s + 1) & (fps_txn.relmapsize - 1))
+		if (fps_txn.rels[fps_txn.relmap[s]].relid == relid)
+		{
+			fps_txn.last_rel = fps_txn.relmap[s];
+			return &fps_txn.rels[fps_txn.last_rel];
+		}
+
+	/* grow first: an out-of-memory ERROR leaves the state consistent */
+	if (fps_txn.nrels >= fps_txn.maxrels)
+	{
+		fps_txn.rels = repalloc(fps_txn.rels, sizeof(FpsRelState) * fps_txn.maxrels * 2);
+		fps_txn.maxrels *= 2;
+	}
+	if (fps_txn.nrels * 2 >= fps_txn.relmapsize)
+	{
+		relmap_rebuild(fps_txn.relmapsize * 2);
+		s = relmap_slot(relid, fps_txn.relmapsize);
+		while (fps_txn.relmap[s] >= 0)
+			s = (s + 1) & (fps_txn.relmapsize - 1);
+	}
+	rs = &fps_txn.rels[fps_txn.nrels];
+	memset(rs, 0, sizeof(FpsRelState));
+	rs->relid = relid;
+	rs->escalation = -1;
+	fps_txn.relmap[s] = fps_txn.nrels;
+	fps_txn.last_rel = fps_txn.nrels++;
+	fps_txn.active = true;		/* so that the transaction's end resets this */
+	return rs;
+}
+
+/*
+ * Keep the relation locked in mode until the transaction ends, even if the
+ * subtransaction that locked it rolls back.  fpsketch reasons from locks: a
+ * writer that holds a relation ACCESS EXCLUSIVE, or rewrites it, or a DDL
+ * statement reading it under SHARE, takes it that no other transaction has
+ * the relation's keys pinned, or writes it.  Pins and read-set entries
+ * outlive a rolled-back subtransaction (its reads may have steered what the
+ * transaction did next), so its locks must too, as the top-level
+ * transaction's.  The subtransaction holds the lock already, so this never
+ * waits; at the top level there is nothing to do.  No invalidation
+ * messages are processed here (LockAcquire, not LockRelationOid): the
+ * relation is in use by the caller.
+ */
+void
+fps_txn_keep_lock(FpsRelState *rs, LOCKMODE mode)
+{
+	ResourceOwner saved = CurrentResourceOwner;
+	LOCKTAG		tag;
+	LockAcquireResult result;
+
+	if (likely(rs->kept_locks & (1 << mode)))
+		return;
+	if (GetCurrentTransactionNestLevel() > 1)
+	{
+		SET_LOCKTAG_RELATION(tag, MyDatabaseId, rs->relid);
+		CurrentResourceOwner = TopTransactionResourceOwner;
+		PG_TRY();
+		{
+			result = LockAcquire(&tag, mode, false, true);
+		}
+		PG_FINALLY();
+		{
+			CurrentResourceOwner = saved;
+		}
+		PG_END_TRY();
+		if (result == LOCKACQUIRE_NOT_AVAIL)
+			fps_abort(FPS_ABORT_LOCK_TIMEOUT, rs->relid);
+		fps_atomic_add(&fps_counters->kept_locks, 1);
+	}
+	rs->kept_locks |= 1 << mode;
+}
+
+/*
+ * Count a row read through row keys; true once the transaction has read
+ * fpsketch.escalation_threshold rows of the relation that way, when it
+ * should read the relation through its escalation key instead.
  */
 bool
-fps_txn_pins_crowd_table(void)
+fps_txn_count_row_read(FpsRelState *rs)
 {
-	/* every row read asks: the capacity is fixed at server start */
-	static uint64 crowd = 0;
-
-	if (unlikely(crowd == 0))
-	{
-		if (fps_sketch == NULL)
-			return false;
-		crowd = Max(fps_capacity(fps_sketch) / 4, 1);
-	}
-	return (uint64) fps_txn.naccesses >= crowd;
+	return ++rs->nreads > fps_escalation_threshold;
 }
 
 /* This transaction wrote rows (or changed key schemes) past per-key tracking. */
@@ -458,7 +661,11 @@ txn_reset(void)
 	fps_txn.active = false;
 	fps_txn.validated = false;
 	fps_txn.raise_floor = false;
-	fps_txn.nrelreads = 0;
+	if (fps_txn.nrels > 0)
+		memset(fps_txn.relmap, -1, sizeof(int) * fps_txn.relmapsize);
+	fps_txn.nrels = 0;
+	fps_txn.last_rel = -1;
+	pin_budget_release();
 	fps_txn.commit_ts = 0;
 	fps_txn.sto_ts = 0;
 	/* unregistered in PRE_COMMIT, or by the resource owner on abort */

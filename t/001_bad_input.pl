@@ -91,8 +91,10 @@ $node->safe_psql(
 });
 $node->safe_psql('postgres', 'SELECT fpsketch_stats_reset()');
 
-# another transaction uses "big" (it read a row and stays open): the writer
-# cannot have the table to itself, so past the capacity it must fail
+# another transaction uses "big" (it read a row and stays open): past its
+# pin budget (16 of the 64 entries here) the writer cannot have the table to
+# itself, so it fails, with 54000: without the table lock it can never pin
+# enough, and its HINT says how to get the lock.  Readers escalate instead.
 my $holder = FpsTest::Session->new($node);
 $holder->query('BEGIN');
 $holder->query('SELECT v FROM big WHERE id = 200');
@@ -103,49 +105,59 @@ $holder->query('SELECT v FROM big WHERE id = 200');
 	is($ret, 3, '(b) an UPDATE of 200 rows fails');
 	like(
 		$stderr,
-		qr/ERROR:  40001: could not serialize access due to concurrent update/,
-		'(b) ... with SQLSTATE 40001');
+		qr/ERROR:  54000: transaction writes more rows than fpsketch can track in "big"/,
+		'(b) ... with SQLSTATE 54000 (a retry alone would not help)');
 	like(
 		$stderr,
-		qr/DETAIL:  The FPSketch exact table is full; a row of relation "big" could not be pinned\./,
-		'(b) ... and the table-full DETAIL');
+		qr/DETAIL:  A transaction may pin fpsketch\.max_pins_per_transaction keys of the shared exact table/,
+		'(b) ... a DETAIL naming the budget');
 	like(
 		$stderr,
-		qr/HINT:  Increase fpsketch\.max_entries or make transactions touch fewer rows\./,
-		'(b) ... and a HINT naming fpsketch.max_entries');
+		qr/HINT:  Run LOCK TABLE "big" IN ACCESS EXCLUSIVE MODE first, write fewer rows per transaction, or raise fpsketch\.max_pins_per_transaction or fpsketch\.max_entries\./,
+		'(b) ... and a HINT saying what to do');
 	unlike($stderr, qr/out of shared memory/i,
 		'(b) ... never "out of shared memory"');
 
-	# a read-only scan of the whole table is refused the same way
+	# a read-only scan of the whole table escalates to the relation's key
 	($ret, $stdout, $stderr) = run_sql("SELECT count(*) FROM big;");
-	like(
-		$stderr,
-		qr/ERROR:  40001: .*\nDETAIL:  The FPSketch exact table is full/,
-		'(b) a full scan of 200 rows fails with the table-full 40001 too');
+	is("$ret|$stdout|$stderr", "0|200|", '(b) a full scan of 200 rows escalates and succeeds');
 
-	# so does a multi-row INSERT into an existing table, in a transaction
-	# block whose earlier work is then rolled back
+	# a multi-row INSERT into an existing table, in a transaction block whose
+	# earlier work is then rolled back, fails like the UPDATE
 	($ret, $stdout, $stderr) = run_sql(
 		q{BEGIN;
 		UPDATE big SET v = 7 WHERE id = 1;
 		INSERT INTO big SELECT g, 0 FROM generate_series(201, 400) g;
 		COMMIT;});
-	like($stderr, qr/ERROR:  40001: .*\nDETAIL:  The FPSketch exact table is full/,
-		'(b) an INSERT of 200 rows fails with the table-full 40001');
+	like($stderr, qr/ERROR:  54000: transaction writes more rows than fpsketch can track in "big"/,
+		'(b) an INSERT of 200 rows fails the same way');
+
+	# following the HINT works: LOCK TABLE waits for the holder
+	my $locker = FpsTest::Session->new($node);
+	$locker->query('BEGIN');
+	$locker->send('LOCK TABLE big IN ACCESS EXCLUSIVE MODE');
+	usleep(200_000);
+	ok(!$locker->done, '(b) LOCK TABLE waits for the holder');
+	$holder->query('COMMIT');
+	my (undef, $lerr) = $locker->wait;
+	is($lerr, '', '(b) ... and gets the lock once the holder commits');
+	my (undef, $uerr) = $locker->query('UPDATE big SET v = v + 1000');
+	is($uerr, '', '(b) ... then an UPDATE of 200 rows succeeds');
+	$locker->query('ROLLBACK');
+	$locker->close;
 
 	ok(!$node->log_contains(qr/out of shared memory|PANIC|server process .* was terminated/i,
 			$log_offset),
 		'(b) the server log has no out-of-memory error and no crash');
 }
-$holder->query('COMMIT');
 $holder->close;
 
 is( $node->safe_psql(
 		'postgres',
-		'SELECT pinned, entries <= max_entries, lock_leaks, aborts_table_full > 0, table_full > 0 FROM fpsketch_stats'
+		'SELECT pinned, entries <= max_entries, lock_leaks, pins_refused > 0, pool_pins, escalations > 0, table_full FROM fpsketch_stats'
 	),
-	'0|t|0|t|t',
-	'(b) afterwards nothing is pinned, and the refusals are counted');
+	'0|t|0|t|0|t|0',
+	'(b) afterwards nothing is pinned or borrowed, refusals and escalations are counted, no INCREF failed');
 
 # small transactions still work (3 keys always fit, whatever partition they
 # hash to), through index scans that read only the rows asked for
@@ -164,11 +176,11 @@ is( $node->safe_psql(
 	'(b) a small transaction commits; the failed ones changed nothing');
 is( $node->safe_psql(
 		'postgres', 'SELECT pinned, commits >= 1, write_escalations FROM fpsketch_stats'),
-	'0|t|0', '(b) the small transaction was counted as a commit; nothing escalated');
+	'0|t|1', '(b) the small transaction was counted as a commit; only the writer under LOCK TABLE escalated');
 
-# nobody else uses "big": once its pins crowd the exact table the writer
-# takes the table in ACCESS EXCLUSIVE mode, and its reads and writes of it
-# need no pins (the floor raise at commit orders it after everything)
+# nobody else uses "big": once its pin budget is spent the writer takes
+# the table in ACCESS EXCLUSIVE mode, and its reads and writes of it need
+# no pins (the floor raise at commit orders it after everything)
 {
 	my $writer = FpsTest::Session->new($node);
 	my $reader = FpsTest::Session->new($node);
@@ -194,37 +206,46 @@ is( $node->safe_psql(
 }
 is( $node->safe_psql(
 		'postgres', 'SELECT write_escalations, pinned, lock_leaks, floor_raises > 0 FROM fpsketch_stats'),
-	'1|0|0|t', '(b) one escalation counted, nothing left pinned, the floor raised');
+	'2|0|0|t', '(b) one more escalation counted, nothing left pinned, the floor raised');
 
-# the lock taken in a savepoint goes with it; writes are then tracked again
+# the lock taken in a savepoint stays with the transaction when the
+# savepoint rolls back: what the transaction read under it (untracked) may
+# have steered it, so nobody may write the table before it ends
 {
 	my $s = FpsTest::Session->new($node);
+	my $other = FpsTest::Session->new($node);
 	$s->query('BEGIN');
 	$s->query('SAVEPOINT bulk');
 	$s->query('UPDATE big SET v = v + 1');
 	$s->query('ROLLBACK TO SAVEPOINT bulk');
 	is($s->query(q{SELECT count(*) FROM pg_locks WHERE relation = 'big'::regclass
 		AND pid = pg_backend_pid() AND mode = 'AccessExclusiveLock'}),
-		'0', '(b) rolling back the savepoint gives the ACCESS EXCLUSIVE lock back');
+		'1', '(b) rolling back the savepoint keeps the ACCESS EXCLUSIVE lock');
+	$other->send('SELECT count(*) FROM big WHERE id = 1');
+	usleep(200_000);
+	ok(!$other->done, '(b) ... and others wait for the transaction');
 	my (undef, $err) = $s->query('UPDATE big SET v = 100 WHERE id = 1');
 	is($err, '', '(b) a small write afterwards works');
 	$s->query('COMMIT');
+	my ($out, $oerr) = $other->wait;
+	is("$out$oerr", '1', '(b) ... which end with it');
 	$s->close;
+	$other->close;
 	is($node->safe_psql('postgres', 'SET fpsketch.escalation_threshold = 10;
 		SELECT sum(v), pinned, lock_leaks FROM big, fpsketch_stats GROUP BY 2, 3'),
 		'1329|0|0', '(b) only the write after the savepoint is kept; nothing pinned');
 }
 
 # STO orders by the timestamp taken at BEGIN, which an unchecked read could
-# postdate: it never escalates, and fails past the capacity as before
+# postdate: its writes never escalate, and fail past the budget
 SKIP:
 {
 	skip 'this build has no STO', 2 unless grep { $_ eq 'sto' } protocols($node);
 	$node->append_conf('postgresql.conf', "fpsketch.protocol = sto");
 	$node->restart;
 	my ($ret, $stdout, $stderr) = run_sql('UPDATE big SET v = v + 1;');
-	like($stderr, qr/ERROR:  40001: .*\nDETAIL:  The FPSketch exact table is full/,
-		'(b) STO: alone on the table, an UPDATE of 400 rows still fails with the table-full 40001');
+	like($stderr, qr/ERROR:  54000: transaction writes more rows than fpsketch can track in "big"\nDETAIL:  .*which STO cannot use/,
+		'(b) STO: alone on the table, an UPDATE of 400 rows fails with 54000');
 	is($node->safe_psql('postgres', 'SELECT protocol, write_escalations, pinned FROM fpsketch_stats'),
 		'sto|0|0', '(b) STO: nothing escalated, nothing left pinned');
 	$node->adjust_conf('postgresql.conf', 'fpsketch.protocol', undef);
