@@ -18,6 +18,7 @@
 #include "access/table.h"
 #include "access/twophase.h"
 #include "access/xact.h"
+#include "catalog/index.h"
 #include "catalog/namespace.h"
 #include "catalog/pg_class.h"
 #include "commands/defrem.h"
@@ -37,6 +38,7 @@
 #include "tcop/utility.h"
 #include "utils/builtins.h"
 #include "utils/guc.h"
+#include "utils/lsyscache.h"
 #include "utils/rel.h"
 #include "utils/syscache.h"
 
@@ -358,6 +360,35 @@ fps_get_relation_info(PlannerInfo *root, Oid relationObjectId, bool inhparent,
 static void no_parallel_workers_if_am_created(void);
 
 /*
+ * Does DROP INDEX name an index of an fpsketch table (a replica identity or
+ * primary key whose loss changes its row keys)?  Only then does the floor
+ * rise: a no-op DROP INDEX IF EXISTS, which needs no privilege, or one on
+ * another table must not disturb fpsketch's transactions.
+ */
+static bool
+drops_fpsketch_index(DropStmt *stmt)
+{
+	ListCell   *lc;
+
+	foreach(lc, stmt->objects)
+	{
+		RangeVar   *rv = makeRangeVarFromNameList((List *) lfirst(lc));
+		Oid			indexoid = RangeVarGetRelid(rv, NoLock, true);
+		Oid			tableoid;
+
+		if (!OidIsValid(indexoid))
+			continue;
+		/* a partitioned index reaches its partitions' indexes: any may be */
+		if (get_rel_relkind(indexoid) == RELKIND_PARTITIONED_INDEX)
+			return true;
+		tableoid = IndexGetRelation(indexoid, true);
+		if (OidIsValid(tableoid) && relam_is_fpsketch(tableoid))
+			return true;
+	}
+	return false;
+}
+
+/*
  * Statements that can change an fpsketch table's key scheme (primary key,
  * replica identity) without rewriting it: the transaction raises the floor
  * at commit, as a rewrite does.
@@ -378,8 +409,9 @@ fps_process_utility(PlannedStmt *pstmt, const char *queryString,
 
 		may_change_keys = OidIsValid(relid) && relam_is_fpsketch(relid);
 	}
-	else if (IsA(stmt, DropStmt) && ((DropStmt *) stmt)->removeType == OBJECT_INDEX)
-		may_change_keys = true;
+	else if (fps_sketch != NULL && IsA(stmt, DropStmt) &&
+			 ((DropStmt *) stmt)->removeType == OBJECT_INDEX)
+		may_change_keys = drops_fpsketch_index((DropStmt *) stmt);
 
 	/*
 	 * ALTER TABLE reads the table to rewrite or validate it, with the old

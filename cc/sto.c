@@ -28,12 +28,20 @@
  * successor by an older transaction means ts should have seen it (abort),
  * one by a younger transaction shows in wts (read too late).
  *
- * Phantom keys: inserters do not exclude one another, so instead of the
- * dirty bit they register in the entry's committer word from their write
- * until commit or abort, after raising wts to their ts.  A predicate reader
- * waits until no inserter is in flight (any in flight is older, else wts
- * would exceed ts), raises rts, and then the scan takes a snapshot that sees
- * every insert that completed.
+ * Phantom keys (predicates): inserters do not exclude one another, and a
+ * reader must not wait for an insert in flight, which may belong to a
+ * transaction that stays idle for an hour.  An inserter raises wts to its
+ * ts at its write (a reader older than that fails: read too late) and
+ * checks that no younger transaction has read the predicate (readers_rts,
+ * raised by readers only).  A reader raises readers_rts to its ts without
+ * waiting for inserts in flight: an older inserter that commits later would
+ * have to appear in the reader's past, so it fails instead, at its
+ * PRE_COMMIT, where it registers in the entry's committer word and then
+ * checks readers_rts again.  A reader waits only for inserters registered
+ * there (between PRE_COMMIT and their end, a short wait), and the scan then
+ * takes a snapshot that sees every insert that completed.  Either the
+ * reader sees the registration or the inserter sees the reader's raise:
+ * both are sequentially consistent atomics.
  *
  * Shared state: entry words by CAS, committer words by atomic add, the
  * clock (fps_counters->sto_clock) by atomic add; the dirty bit is the entry's
@@ -149,7 +157,10 @@ sto_write(FpsAccess *access)
 	access->locked = true;
 }
 
-/* READ of a phantom key: wait out older inserters, then raise rts. */
+/*
+ * READ of a phantom key: raise readers_rts to ts, once no inserter is
+ * between PRE_COMMIT and its end; inserters still in flight will fail.
+ */
 void
 sto_phantom_read(FpsAccess *access)
 {
@@ -159,43 +170,36 @@ sto_phantom_read(FpsAccess *access)
 
 	access->is_phantom = true;
 	fps_backoff_init(&backoff);
-
-	/*
-	 * The inserters waited for are unknown to the lock manager, which may
-	 * meanwhile have one of them wait for us: bound the wait like a
-	 * deadlock check would, then give up with a 40001.
-	 */
-	backoff.timeout_ms = Min(backoff.timeout_ms, DeadlockTimeout);
 	for (;;)
 	{
 		fps_u64		cword = fps_entry_committers_load(access->entry);
-		fps_u64		word = fps_entry_load(access->entry);
 
-		if (ts < fps_word_wts(word))
+		if (ts < fps_word_wts(fps_entry_load(access->entry)))
 			fps_abort(FPS_ABORT_STO_READ_TOO_LATE, access->relid);
 		if (fps_committers(cword) - own > 0)
 		{
+			/* committing inserters finish without waiting for anyone */
 			if (!fps_backoff_wait(&backoff))
 				fps_abort(FPS_ABORT_LOCK_TIMEOUT, access->relid);
 			continue;
 		}
-		if (fps_word_rts(word) < ts &&
-			!fps_entry_cas(access->entry, &word,
-						   fps_word_make(false, fps_word_wts(word), ts)))
-			continue;
+		if (fps_entry_readers_rts_load(access->entry) < ts)
+			fps_atomic_max(&access->entry->readers_rts, ts);
 
 		/*
-		 * An inserter that registered before our rts took effect may have
-		 * missed it; one that registers after sees rts >= ts.
+		 * An inserter that registered before our raise may have missed it:
+		 * wait for it.  One that registers after sees readers_rts >= ts.
 		 */
-		if (fps_entry_committers_load(access->entry) != cword)
-			continue;
-		break;
+		if (fps_entry_committers_load(access->entry) == cword)
+			break;
 	}
 	access->is_read = true;
 }
 
-/* WRITE of a phantom key: register as inserter, then check and raise wts. */
+/*
+ * WRITE of a phantom key: too late if a younger transaction read the
+ * predicate; then raise wts.  The check is repeated at PRE_COMMIT.
+ */
 void
 sto_phantom_write(FpsAccess *access)
 {
@@ -204,31 +208,36 @@ sto_phantom_write(FpsAccess *access)
 
 	access->is_phantom = true;
 	access->is_write = true;
-	if (access->committing)
-		return;
-
-	fps_entry_committers_add(access->entry, FPS_COMMITTER_ONE);
-	access->committing = true;
+	if (fps_entry_readers_rts_load(access->entry) > ts)
+		fps_abort(FPS_ABORT_STO_WRITE_TOO_LATE, access->relid);
 	word = fps_entry_load(access->entry);
-	for (;;)
-	{
-		if (ts < fps_word_rts(word) && !(access->is_read && fps_word_rts(word) == ts))
-			fps_abort(FPS_ABORT_STO_WRITE_TOO_LATE, access->relid);
-		if (fps_word_wts(word) >= ts ||
-			fps_entry_cas(access->entry, &word,
+	while (fps_word_wts(word) < ts &&
+		   !fps_entry_cas(access->entry, &word,
 						  fps_word_make(false, ts, Max(fps_word_rts(word), ts))))
-			break;
-	}
+		;
 }
 
 /*
- * PRE_COMMIT: STO has nothing to validate.  Writes that bypassed per-key
- * tracking (DDL, bulk loads) raise the floor above every timestamp stored
- * and every transaction timestamp handed out, as TicToc's commit does.
+ * PRE_COMMIT: inserters register on their predicates' keys and check once
+ * more that no younger transaction read them meanwhile (see above); STO
+ * has nothing else to validate.  Writes that bypassed per-key tracking
+ * (DDL, bulk loads) raise the floor above every timestamp stored and every
+ * transaction timestamp handed out, as TicToc's commit does.
  */
 void
 sto_pre_commit(FpsTxn *txn)
 {
+	for (int i = 0; i < txn->naccesses; i++)
+	{
+		FpsAccess  *a = &txn->accesses[i];
+
+		if (!a->is_phantom || !a->is_write)
+			continue;
+		fps_entry_committers_add(a->entry, FPS_COMMITTER_ONE);
+		a->committing = true;
+		if (fps_entry_readers_rts_load(a->entry) > txn->sto_ts)
+			fps_abort(FPS_ABORT_STO_WRITE_TOO_LATE, a->relid);
+	}
 	if (txn->raise_floor)
 	{
 		fps_u64		floor_ts = Max(fps_max_timestamp(fps_sketch),
