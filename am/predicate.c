@@ -540,8 +540,10 @@ escalate_reads(FpsRelInfo *info, FpsRelState *rs)
  *	  the transaction must commit after it, so its commit_ts is pushed above
  *	  the observed readers_rts, and validation then checks that no writer
  *	  installed since the sample.
- * STO: versions by younger writers show in wts (read too late), older
- * writers in flight were waited for; a committed successor is stale.
+ * STO: a younger writer of rel raised the escalation key's wts at its
+ * write, before its version could be read: read too late, as for a row
+ * key.  Older writers in flight fail at their PRE_COMMIT (the key's
+ * readers_rts); a committed successor is stale.
  */
 void
 fps_escalated_read(Relation rel, FpsRelInfo *info, FpsRelState *rs,
@@ -552,8 +554,11 @@ fps_escalated_read(Relation rel, FpsRelInfo *info, FpsRelState *rs,
 
 	if (!rs->escalated)
 		escalate_reads(info, rs);
+	escalation = &fps_txn.accesses[rs->escalation];
 	if (fps_protocol != FPS_PROTOCOL_TICTOC)
 	{
+		if (fps_txn.sto_ts < fps_word_wts(fps_entry_load(escalation->entry)))
+			fps_abort(FPS_ABORT_STO_READ_TOO_LATE, info->relid);
 		if (fps_version_is_stale(check))
 			fps_abort(FPS_ABORT_STALE_READ, info->relid);
 		return;
@@ -563,9 +568,6 @@ fps_escalated_read(Relation rel, FpsRelInfo *info, FpsRelState *rs,
 		!XidInMVCCSnapshot(updater, rs->after_escalation))
 		fps_abort(FPS_ABORT_STALE_READ, info->relid);
 	if (XidInMVCCSnapshot(xmin, rs->before_escalation))
-	{
-		escalation = &fps_txn.accesses[rs->escalation];
 		escalation->min_commit_ts = Max(escalation->min_commit_ts,
 										escalation->observed_readers_rts + 1);
-	}
 }
