@@ -481,8 +481,10 @@ sub new
 	local $ENV{PGAPPNAME} = $p{app} // 'fps_session';
 	local $ENV{PGOPTIONS} = $p{options} if defined $p{options};
 	$self->{timer} = IPC::Run::timer($PostgreSQL::Test::Utils::timeout_default);
+	my $connstr = $node->connstr($p{db} // 'postgres');
+	$connstr .= " user=$p{user}" if defined $p{user};
 	$self->{h} = IPC::Run::start(
-		[ 'psql', '-XAtq', '-d', $node->connstr($p{db} // 'postgres'), '-f', '-' ],
+		[ 'psql', '-XAtq', '-d', $connstr, '-f', '-' ],
 		'<', \$self->{stdin}, '>', \$self->{stdout}, '2>', \$self->{stderr},
 		$self->{timer});
 	$self->query("\\set VERBOSITY verbose");
