@@ -293,6 +293,7 @@ for my $round (1 .. 10)
 	my ($out, $err) = $v->query(
 		qq{BEGIN;
 		SET LOCAL fpsketch.escalation_threshold = 1000000;
+		SET LOCAL fpsketch.max_pins_per_transaction = 200000;
 		SET LOCAL enable_seqscan = off;
 		SET LOCAL enable_bitmapscan = off;
 		SELECT count(*) FROM big WHERE id BETWEEN 1 AND 100000;
@@ -334,6 +335,7 @@ foreach my $case ('statement_timeout', 'idle_in_transaction_session_timeout')
 	my ($out, $err) = $v->query(
 		qq{BEGIN;
 		SET LOCAL fpsketch.escalation_threshold = 1000000;
+		SET LOCAL fpsketch.max_pins_per_transaction = 200000;
 		SET LOCAL enable_seqscan = off;
 		SET LOCAL enable_bitmapscan = off;
 		SELECT count(*) FROM big WHERE id BETWEEN 1 AND 100000;
