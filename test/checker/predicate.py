@@ -97,26 +97,9 @@ SCAN_MODES = {
 DEFAULT_SCAN_MIX = "index=50,default=20,seq=15,bitmap=15"
 
 
-def parse_mix(text, names):
-    out = []
-    for part in text.split(","):
-        name, _, w = part.partition("=")
-        name = name.strip()
-        if name not in names:
-            raise ValueError("unknown name %r (one of %s)" % (name, ", ".join(names)))
-        out.append((name, float(w)))
-    if not out or sum(w for _, w in out) <= 0:
-        raise ValueError("empty mix")
-    return out
-
-
-def weighted(rng, mix):
-    x = rng.random() * sum(w for _, w in mix)
-    for name, w in mix:
-        x -= w
-        if x < 0:
-            return name
-    return mix[-1][0]
+# op and scan mixes: "name=weight,..." (shared with list-append)
+parse_mix = lc.parse_mix
+weighted = lc.weighted
 
 
 # --------------------------------------------------------------------------
