@@ -1183,6 +1183,9 @@ def main():
                     help="micro-op weights; list-append default %s (plain: a read or an append by "
                          "--read-frac), predicate default grp=24,cti=20,ins=12,del=12,mov=6,rng=10,kgt=8,pt=8"
                          % LA_DEFAULT_MIX)
+    ap.add_argument("--sp-frac", type=float, default=0.15,
+                    help="predicate: share of predicate reads run inside a savepoint that is rolled "
+                         "back right after the read")
     ap.add_argument("--infer-window", type=float, default=0.05,
                     help="predicate: resolve ambiguous absences of rows deleted within this many "
                          "seconds of the reader (0: never)")
