@@ -9,10 +9,28 @@ Workload: table `la (k int primary key, v text not null default '')` with a
 fixed, pre-populated key set (no inserts, so phantoms play no part), USING
 fpsketch or USING heap.  Concurrent clients, each with its own connection at
 READ COMMITTED with autocommit off, run random transactions of 2-6 micro-ops
-on skewed keys:
+on skewed keys, drawn by --mix (default plain=76,sp=8,pick=10,join=6):
 
-    read k        SELECT v FROM la WHERE k = $1
-    append k e    UPDATE la SET v = v || ',' || $e WHERE k = $1
+    plain: read k (--read-frac) or append k e
+        SELECT v FROM la WHERE k = $1
+        UPDATE la SET v = v || ',' || $e WHERE k = $1
+    sp: a read of k inside a subtransaction that is rolled back, half the
+        time with an append after the read that is rolled back with it: a
+        client SAVEPOINT / ROLLBACK TO SAVEPOINT (half of these catch a
+        40001/40P01 inside the savepoint and go on), a PL/pgSQL function, or
+        a DO block, whose EXCEPTION handler keeps what the block read.  The
+        value read counts (the client saw it); the rolled-back element must
+        never be seen.
+    pick: SELECT k, v FROM la WHERE k = ANY($keys)
+              ORDER BY <number of elements of v>, k LIMIT 1 FOR UPDATE
+        over 2-3 keys, then an append to the key it returned and reads of
+        the other keys.  The returned list is a read; the order is a bound
+        on the others (Analysis.pick_bounds).
+    join: SELECT a.v, b.k, b.v FROM la a JOIN la b ON b.k = <partner of a>
+              WHERE a.k = $1 FOR UPDATE
+        where the partner is derived from the number of elements of a.v
+        (join_partner), then an append to a or b.  Reads of both keys; no
+        row (the partner always exists) is a bad result.
 
 Every appended element is globally unique, so each key's value is the whole
 list of its committed appends: the version order of every key is known.  After
@@ -26,8 +44,9 @@ broken connection during COMMIT = unknown, resolved from the final state
 (committed if any of its appends is there); any other error = failure.
 
 From the committed transactions the checker builds the dependency graph (ww:
-append order, wr: a read whose last element another transaction appended, rw:
-a read followed in the version order by another transaction's append) and
+append order, wr: a read whose last element another transaction appended, or
+the append a pick's bound needs, rw: a read followed in the version order by
+another transaction's append) and
 looks for cycles with Tarjan's SCC algorithm:
 
     G0   cycle of ww edges only
@@ -45,6 +64,9 @@ and for the non-cycle anomalies:
     incompatible-order a read that is not a prefix of the key's final list,
                       a duplicate or unknown element
     lost-append       a committed append missing from the final state
+    bad-result        a committed query result no state can give: a
+                      self-join or pick without a row, a pick whose bound a
+                      key never reached
     errors            any SQL error other than 40001/40P01 (including
                       statement timeouts), a wrong row count
     session           (only with --session-order) a cycle through the order
@@ -81,7 +103,7 @@ except ImportError:  # pragma: no cover
 
 ABORT_CODES = ("40001", "40P01")
 CLASSES = ["G0", "G1a", "G1b", "G1c", "G2", "internal",
-           "incompatible-order", "lost-append", "errors"]
+           "incompatible-order", "lost-append", "bad-result", "errors"]
 ANOMALY_CLASSES = CLASSES[:-1]
 # with --session-order: a cycle through a client's own transaction order
 SESSION_CLASS = "session"
@@ -102,8 +124,15 @@ class Txn(object):
     def __init__(self, tid, client):
         self.id = tid
         self.client = client
-        # ops: ["a", key, element] or ["r", key, n, nbase, flag, raw]: see
-        # Chains.observe (reads that did not run are dropped)
+        # ops (reads are recorded once they returned):
+        #   ["a", key, element]                 append
+        #   ["x", key, element]                 append rolled back with its savepoint
+        #   ["r", key, n, nbase, flag, raw(, where)]  read (Chains.observe); where:
+        #                                       "sp", "fn", "do" inside a rolled-back
+        #                                       subtransaction
+        #   ["p", key, n, nbase, flag, raw, keys]  pick: the read of key, the
+        #                                       smallest list of keys (Analysis)
+        #   ["e", what, ...]                    a result no state can give
         self.ops = []
         self.status = None      # 'committed', 'aborted', 'unknown', 'error'
         self.sqlstate = None
@@ -124,14 +153,24 @@ class Txn(object):
                 parts.append("a(%d,%d)" % (op[1], op[2]))
                 own[op[1]].append(op[2])
                 continue
-            key, n, nbase, flag, raw = op[1:]
+            if op[0] == "x":
+                parts.append("rolled-back-a(%d,%d)" % (op[1], op[2]))
+                continue
+            if op[0] == "e":
+                parts.append("%s-result%s" % (op[1], json.dumps(op[2:]).replace(" ", "")))
+                continue
+            key, n, nbase, flag, raw = op[1:6]
             if raw is not None:
                 val = fmt_list(parse_list(raw))
             elif chains is not None:
                 val = fmt_list(chains[key][:nbase] + own[key][len(own[key]) - (n - nbase):])
             else:
                 val = "#%d" % n
-            parts.append("r(%d)=%s%s" % (key, val, " !" + flag if flag else ""))
+            if op[0] == "p":
+                name = "pick%s->r" % json.dumps(op[6]).replace(" ", "")
+            else:
+                name = "r" if len(op) < 7 else op[6] + "-r"
+            parts.append("%s(%d)=%s%s" % (name, key, val, " !" + flag if flag else ""))
         st = self.status
         if self.sqlstate:
             st += " " + self.sqlstate
@@ -241,6 +280,7 @@ def setup_table(args):
         cur.execute("DROP TABLE IF EXISTS %s" % args.table)
         cur.execute("CREATE TABLE %s (k int PRIMARY KEY, v text NOT NULL DEFAULT '') USING %s"
                     % (args.table, args.am))
+        cur.execute(SP_FUNCTION % {"t": args.table})
         # small batches: an fpsketch transaction may pin only so many rows
         for lo in range(0, args.keys, 8):
             cur.execute("INSERT INTO %s (k) SELECT g FROM generate_series(%d, %d) g"
@@ -288,6 +328,12 @@ class Shared(object):
         self.txns = []
         self.fatal = []        # (client, message) of client crashes
         self.chains = None
+        self.sql = None
+        self.counts = collections.Counter()   # micro-ops run, by kind
+
+    def count(self, what):
+        with self.lock:
+            self.counts[what] += 1
 
     def new_txn(self, client):
         with self.lock:
@@ -303,10 +349,278 @@ def pick_key(rng, args):
     return rng.randrange(args.keys)
 
 
+def parse_mix(text, names):
+    out = []
+    for part in text.split(","):
+        name, _, w = part.partition("=")
+        name = name.strip()
+        if name not in names:
+            raise ValueError("unknown name %r (one of %s)" % (name, ", ".join(names)))
+        out.append((name, float(w)))
+    if not out or sum(w for _, w in out) <= 0:
+        raise ValueError("empty mix")
+    return out
+
+
+def weighted(rng, mix):
+    x = rng.random() * sum(w for _, w in mix)
+    for name, w in mix:
+        x -= w
+        if x < 0:
+            return name
+    return mix[-1][0]
+
+
+# the number of elements of a list value (each element is ",<e>")
+COUNT_SQL = "(length(%(c)s) - length(replace(%(c)s, ',', '')))"
+
+
+def la_sql(table, nkeys):
+    """The statements of the list-append micro-ops for table."""
+    cnt_b = COUNT_SQL % {"c": "b.v"}
+    cnt_a = COUNT_SQL % {"c": "a.v"}
+    return {
+        "read": "SELECT v FROM %s WHERE k = %%s" % table,
+        "append": "UPDATE %s SET v = v || ',' || %%s WHERE k = %%s" % table,
+        # the smallest list of a set (ties: the smaller key), locked
+        "pick": "SELECT b.k, b.v FROM %s b WHERE b.k = ANY(%%s) ORDER BY %s, b.k LIMIT 1 FOR UPDATE"
+                % (table, cnt_b),
+        # a's partner is derived from a's list: another key every time
+        "join": "SELECT a.v, b.k, b.v FROM %s a JOIN %s b ON b.k = %s WHERE a.k = %%s FOR UPDATE"
+                % (table, table, join_partner_sql("a.k", cnt_a, nkeys).replace("%", "%%")),
+        "sp_function": "SELECT %s_sp_read(%%s, %%s, %%s)" % table,
+    }
+
+
+def join_partner(k, n, nkeys):
+    """The key the join op pairs key k holding n elements with (never k)."""
+    return (k + 1 + n % (nkeys - 1)) % nkeys
+
+
+def join_partner_sql(k, n, nkeys):
+    return "(%s + 1 + %s %% %d) %% %d" % (k, n, nkeys - 1, nkeys)
+
+
+# A read inside a PL/pgSQL block whose EXCEPTION handler rolls it back (and
+# the optional append wk/we with it) and keeps what it read in a variable.
+SP_FUNCTION = """
+CREATE OR REPLACE FUNCTION %(t)s_sp_read(rk int, wk int, we text) RETURNS text
+LANGUAGE plpgsql AS $f$
+DECLARE
+    r text;
+BEGIN
+    BEGIN
+        SELECT v INTO r FROM %(t)s WHERE k = rk;
+        IF we IS NOT NULL THEN
+            UPDATE %(t)s SET v = v || ',' || we WHERE k = wk;
+        END IF;
+        RAISE SQLSTATE 'FPSRB';
+    EXCEPTION WHEN SQLSTATE 'FPSRB' THEN
+        NULL;
+    END;
+    RETURN r;
+END
+$f$"""
+
+# The same as an anonymous block: the value comes back as a NOTICE.
+SP_DO = """DO $d$
+DECLARE
+    r text;
+BEGIN
+    BEGIN
+        SELECT v INTO r FROM %(t)s WHERE k = %(rk)d;
+        %(write)s
+        RAISE SQLSTATE 'FPSRB';
+    EXCEPTION WHEN SQLSTATE 'FPSRB' THEN
+        NULL;
+    END;
+    RAISE NOTICE 'la_sp_read %%', coalesce(r, '<null>');
+END
+$d$"""
+SP_DO_WRITE = "UPDATE %(t)s SET v = v || ',' || '%(we)d' WHERE k = %(wk)d;"
+
+SP_VARIANTS = ("client", "function", "do")
+LA_OP_KINDS = ["plain", "sp", "pick", "join"]
+LA_DEFAULT_MIX = "plain=76,sp=8,pick=10,join=6"
+
+
+def plan_txn(rng, args, next_elem):
+    """A transaction's micro-ops (see the docstring); next_elem() gives a
+    fresh element."""
+    nops = rng.randint(args.min_ops, args.max_ops)
+    plan = []
+    for _ in range(nops):
+        kind = weighted(rng, args.mix_parsed)
+        if kind == "pick" and args.keys >= 2:
+            size = min(args.keys, rng.randint(2, 3))
+            keys = set()
+            while len(keys) < size:
+                keys.add(pick_key(rng, args))
+            plan.append(("pick", sorted(keys), next_elem()))
+        elif kind == "join" and args.keys >= 2:
+            plan.append(("join", pick_key(rng, args), next_elem(), rng.random() < 0.5))
+        elif kind == "sp":
+            rb = None
+            if rng.random() < 0.5:
+                rb = (pick_key(rng, args), next_elem())
+            variant = rng.choice(SP_VARIANTS)
+            catch = variant == "client" and rng.random() < 0.5
+            plan.append(("sp", pick_key(rng, args), variant, rb, catch))
+        elif rng.random() < args.read_frac:
+            plan.append(("r", pick_key(rng, args)))
+        else:
+            plan.append(("a", pick_key(rng, args), next_elem()))
+    return plan
+
+
+class OpRunner(object):
+    """Runs one transaction's micro-ops on cur and records what the client
+    saw in t.ops (reads only once they returned)."""
+
+    def __init__(self, conn, cur, t, shared, args):
+        self.conn = conn
+        self.cur = cur
+        self.t = t
+        self.shared = shared
+        self.args = args
+        self.sql = shared.sql
+        self.own = collections.defaultdict(list)
+
+    def observe(self, key, value, extra=None):
+        if value is None:
+            raise RuntimeError("read of key %d returned NULL" % key)
+        op = ["r", key] + self.shared.chains.observe(key, value, self.own[key])
+        if extra:
+            op.append(extra)
+        self.t.ops.append(op)
+        return op
+
+    def read(self, key, extra=None):
+        self.cur.execute(self.sql["read"], (key,))
+        rows = self.cur.fetchall()
+        if len(rows) != 1:
+            raise RuntimeError("read of key %d returned %d rows" % (key, len(rows)))
+        return self.observe(key, rows[0][0], extra)
+
+    def append(self, key, elem, kind="a"):
+        self.t.ops.append([kind, key, elem])
+        if kind == "a":
+            self.own[key].append(elem)
+        self.cur.execute(self.sql["append"], (str(elem), key))
+        if self.cur.rowcount != 1:
+            raise RuntimeError("append to key %d updated %d rows" % (key, self.cur.rowcount))
+
+    def run(self, p):
+        kind = p[0]
+        if kind == "r":
+            self.read(p[1])
+        elif kind == "a":
+            self.append(p[1], p[2])
+        elif kind == "sp":
+            self.savepoint_read(*p[1:])
+        elif kind == "pick":
+            self.pick(p[1], p[2])
+        elif kind == "join":
+            self.join(*p[1:])
+
+    def savepoint_read(self, key, variant, rb, catch):
+        """Read key inside a subtransaction that is rolled back (with an
+        append rb = (key, elem) after the read, rolled back too): the value
+        read still counts, the append must never be seen."""
+        cur = self.cur
+        t = self.t
+        if variant == "client":
+            cur.execute("SAVEPOINT la_sp")
+            try:
+                self.read(key, "sp")
+                if rb is not None:
+                    self.append(rb[0], rb[1], "x")
+            except psycopg2.Error as e:
+                # catch a serialization failure inside the savepoint and go
+                # on, as an application retrying a step would
+                if not catch or e.pgcode not in ABORT_CODES or self.conn.closed:
+                    raise
+                self.shared.count("sp_caught")
+            cur.execute("ROLLBACK TO SAVEPOINT la_sp")
+            cur.execute("RELEASE SAVEPOINT la_sp")
+        elif variant == "function":
+            if rb is not None:
+                t.ops.append(["x", rb[0], rb[1]])
+            cur.execute(self.sql["sp_function"],
+                        (key, rb[0] if rb else None, str(rb[1]) if rb else None))
+            rows = cur.fetchall()
+            self.observe(key, rows[0][0], "fn")
+        else:
+            write = ""
+            if rb is not None:
+                t.ops.append(["x", rb[0], rb[1]])
+                write = SP_DO_WRITE % {"t": self.args.table, "we": rb[1], "wk": rb[0]}
+            del self.conn.notices[:]
+            cur.execute(SP_DO % {"t": self.args.table, "rk": key, "write": write})
+            value = None
+            for n in self.conn.notices:
+                i = n.find("la_sp_read ")
+                if i >= 0:
+                    value = n[i + len("la_sp_read "):].split("\n")[0]
+            if value is None:
+                raise RuntimeError("DO block read of key %d: no notice (%r)" % (key, self.conn.notices))
+            self.observe(key, None if value == "<null>" else value, "do")
+        self.shared.count("sp_" + variant)
+        if rb is not None:
+            self.shared.count("sp_rolled_back_appends")
+
+    def pick(self, keys, elem):
+        """Lock the key of keys with the shortest list (ties: the smaller
+        key), append to it, then read the others."""
+        cur = self.cur
+        cur.execute(self.sql["pick"], (keys,))
+        rows = cur.fetchall()
+        self.shared.count("pick")
+        if len(rows) != 1:
+            self.t.ops.append(["e", "pick", keys, len(rows)])
+            return
+        chosen, value = rows[0]
+        op = self.observe(chosen, value)
+        # ["p", key, n, nbase, flag, raw, keys]: a read of key, and a bound
+        # on every other key of keys (Analysis)
+        op[0] = "p"
+        del op[6:]
+        op.append(list(keys))
+        self.append(chosen, elem)
+        for k in keys:
+            if k != chosen:
+                self.read(k)
+
+    def join(self, key, elem, to_partner):
+        """Self-join of key with the partner its list gives, FOR UPDATE;
+        then append to one of them."""
+        cur = self.cur
+        cur.execute(self.sql["join"], (key,))
+        rows = cur.fetchall()
+        self.shared.count("join")
+        if len(rows) != 1:
+            self.t.ops.append(["e", "join", key, len(rows)])
+            return
+        va, kb, vb = rows[0]
+        if va is None or vb is None:
+            raise RuntimeError("join of key %d returned NULL" % key)
+        want = join_partner(key, va.count(","), self.args.keys)
+        if kb != want:
+            self.t.ops.append(["e", "join-partner", key, kb, want])
+        self.observe(key, va)
+        self.observe(kb, vb)
+        self.append(kb if to_partner else key, elem)
+
+
 def client_main(cid, args, shared, deadline, t0):
     rng = random.Random(args.seed * 1000003 + cid)
-    seq = 0
+    seq = [0]
     conn = None
+
+    def next_elem():
+        seq[0] += 1
+        return cid * 1000000 + seq[0]
+
     try:
         while time.time() < deadline:
             if conn is None or conn.closed:
@@ -314,33 +628,13 @@ def client_main(cid, args, shared, deadline, t0):
                 session_setup(conn, args)
             cur = conn.cursor()
             t = shared.new_txn(cid)
-            nops = rng.randint(args.min_ops, args.max_ops)
-            plan = []
-            for _ in range(nops):
-                k = pick_key(rng, args)
-                if rng.random() < args.read_frac:
-                    plan.append(["r", k, None, None, None, None])
-                else:
-                    seq += 1
-                    plan.append(["a", k, cid * 1000000 + seq])
+            plan = plan_txn(rng, args, next_elem)
             t.t_start = time.time() - t0
             phase = "op"
-            own = collections.defaultdict(list)
+            runner = OpRunner(conn, cur, t, shared, args)
             try:
-                for op in plan:
-                    t.ops.append(op)
-                    if op[0] == "r":
-                        cur.execute("SELECT v FROM %s WHERE k = %%s" % args.table, (op[1],))
-                        rows = cur.fetchall()
-                        if len(rows) != 1:
-                            raise RuntimeError("read of key %d returned %d rows" % (op[1], len(rows)))
-                        op[2:] = shared.chains.observe(op[1], rows[0][0], own[op[1]])
-                    else:
-                        own[op[1]].append(op[2])
-                        cur.execute("UPDATE %s SET v = v || ',' || %%s WHERE k = %%s" % args.table,
-                                    (str(op[2]), op[1]))
-                        if cur.rowcount != 1:
-                            raise RuntimeError("append to key %d updated %d rows" % (op[1], cur.rowcount))
+                for p in plan:
+                    runner.run(p)
                     if args.think_ms > 0:
                         time.sleep(rng.random() * args.think_ms / 1000.0)
                 phase = "commit"
@@ -364,9 +658,6 @@ def client_main(cid, args, shared, deadline, t0):
                 else:
                     t.status = "error"
                     t.error = ("%s: " % phase) + str(e.pgerror or e).strip()
-                # a read that failed has no value
-                if t.ops and t.ops[-1][0] == "r" and t.ops[-1][2] is None:
-                    t.ops.pop()
                 if conn is not None:
                     try:
                         conn.rollback()
@@ -376,8 +667,6 @@ def client_main(cid, args, shared, deadline, t0):
             except RuntimeError as e:
                 t.status = "error"
                 t.error = str(e)
-                if t.ops and t.ops[-1][0] == "r" and t.ops[-1][2] is None:
-                    t.ops.pop()
                 try:
                     conn.rollback()
                 except psycopg2.Error:
@@ -546,6 +835,26 @@ def find_cycles(nodes, edges, specs, ekey, fmt_key):
         yield cls, count, example, txt
 
 
+def fmt_edge_key(k):
+    if isinstance(k, tuple):
+        # a pick's bound: the reader needed key k[1] to hold k[2] elements
+        return "k%d, pick: len>=%d" % (k[1], k[2])
+    return "k%d" % k
+
+
+def describe_bad_result(op):
+    what = op[1]
+    if what == "pick":
+        return "the pick from keys %s returned %d rows (every key exists: 1)" % (op[2], op[3])
+    if what == "join":
+        return "the self-join of key %d with its partner returned %d rows (the partner always exists: 1)" \
+            % (op[2], op[3])
+    if what == "join-partner":
+        return "the self-join of key %d paired it with key %d, but the list it returned gives partner %d" \
+            % (op[2], op[3], op[4])
+    return json.dumps(op)
+
+
 class Analysis(object):
     def __init__(self, txns, final, chains, args):
         self.txns = txns
@@ -563,6 +872,41 @@ class Analysis(object):
         self.findings[cls].append(msg)
         self.involved.update(tids)
 
+    def pick_bounds(self, t, key, n, keys, own_so_far, writer, committed, edge):
+        """Committed t's pick returned key with n elements as the smallest
+        list of keys, ties to the smaller key: at t's serialization point
+        (plus t's own appends so far) every other key b held at least n
+        elements (b > key) or n + 1 (b < key).  Less own appends, the
+        committed list of b then held at least `need`, so whoever appended
+        b's need-th element precedes t: a wr edge.  A b whose final list
+        never got that long, or whose need-th element is t's own, is a bad
+        result by itself."""
+        final = self.final
+        for b in keys:
+            if b == key:
+                continue
+            need_view = n if b > key else n + 1
+            need = need_view - len(own_so_far[b])
+            if need <= 0:
+                continue
+            flst = final[b]
+            why = "T%d's pick from keys %s returned key %d with %d elements: key %d must have held >= %d%s" \
+                % (t.id, keys, key, n, b, need_view,
+                   " (%d without T%d's own appends)" % (need, t.id) if need != need_view else "")
+            if len(flst) < need:
+                self.add("bad-result", "%s, but its final list has %d" % (why, len(flst)), [t.id])
+                continue
+            w = writer.get(flst[need - 1])
+            if w == t.id:
+                self.add("bad-result", "%s, but element %d there is T%d's own append (the list it saw was shorter)"
+                         % (why, need, t.id), [t.id])
+                continue
+            if w is None or w not in committed:
+                continue        # G1a, reported with the final state
+            self.npick_edges += 1
+            self.pick_edge_set.add((w, t.id))
+            edge(w, t.id, "wr", ("pick", b, need))
+
     def run(self):
         txns = self.txns
         final = self.final
@@ -575,15 +919,32 @@ class Analysis(object):
 
         # who appended what
         writer = {}          # element -> txn id
+        rolled_back = {}     # element -> txn id whose savepoint rolled its append back
         appends = collections.defaultdict(lambda: collections.defaultdict(list))  # tid -> key -> [elems]
         for t in txns:
             for op in t.ops:
-                kind, key, val = op[:3]
-                if kind == "a":
-                    if val in writer:
+                kind = op[0]
+                if kind in ("a", "x"):
+                    key, val = op[1], op[2]
+                    if val in writer or val in rolled_back:
                         raise SetupError("element %d appended twice by the workload" % val)
+                    if kind == "x":
+                        rolled_back[val] = t.id
+                        continue
                     writer[val] = t.id
                     appends[t.id][key].append(val)
+
+        def not_committed(e):
+            """Who wrote e, which no committed transaction wrote."""
+            w = writer.get(e)
+            if w is not None:
+                return "aborted T%d (%s)" % (w, byid[w].sqlstate)
+            if e in rolled_back:
+                return "T%d (%s), rolled back with its savepoint" % (rolled_back[e], byid[rolled_back[e]].status)
+            return "nobody"
+
+        def culprits(e):
+            return [x for x in (writer.get(e), rolled_back.get(e)) if x is not None]
 
         # resolve unknown outcomes from the final state
         in_final = {}
@@ -612,7 +973,10 @@ class Analysis(object):
                              [writer[e]] if e in writer else [])
                 p[e] = i
                 w = writer.get(e)
-                if w is None:
+                if e in rolled_back:
+                    self.add("G1a", "final value of key %d has element %d of %s"
+                             % (key, e, not_committed(e)), culprits(e))
+                elif w is None:
                     self.add("incompatible-order", "final value of key %d has unknown element %d" % (key, e))
                 elif w not in committed:
                     self.add("G1a", "final value of key %d has element %d of aborted T%d (%s)"
@@ -665,6 +1029,8 @@ class Analysis(object):
         self.chain_lists = chain_lists
 
         nreads = 0
+        self.npicks = self.npick_edges = self.nbad = 0
+        self.pick_edge_set = set()
         for t in txns:
             own_so_far = collections.defaultdict(list)
             is_committed = t.id in committed
@@ -672,10 +1038,20 @@ class Analysis(object):
                 if op[0] == "a":
                     own_so_far[op[1]].append(op[2])
                     continue
-                key, n, nbase, flag, raw = op[1:]
+                if op[0] == "x":
+                    continue
+                if op[0] == "e":
+                    if is_committed:
+                        self.nbad += 1
+                        self.add("bad-result", "committed T%d: %s" % (t.id, describe_bad_result(op)), [t.id])
+                    continue
+                key, n, nbase, flag, raw = op[1:6]
                 if n is None:
                     continue
                 nreads += 1
+                if op[0] == "p" and is_committed:
+                    self.npicks += 1
+                    self.pick_bounds(t, key, n, op[6], own_so_far, writer, committed, edge)
                 own = own_so_far[key]
                 who = "%s T%d" % ("committed" if is_committed else "aborted", t.id)
                 if flag == "internal":
@@ -698,22 +1074,20 @@ class Analysis(object):
                 cl = chain_lists[key]
                 if is_committed and first_bad[key] < nbase:
                     e = cl[first_bad[key]]
-                    w = writer.get(e)
                     self.add("G1a", "committed T%d read key %d = %s containing %d of %s"
-                             % (t.id, key, fmt_list(cl[:nbase] + own), e,
-                                "aborted T%d (%s)" % (w, byid[w].sqlstate) if w is not None else "nobody"),
-                             [t.id] + ([w] if w is not None else []))
+                             % (t.id, key, fmt_list(cl[:nbase] + own), e, not_committed(e)),
+                             [t.id] + culprits(e))
                     continue
                 if nbase > agree[key]:
                     i = agree[key]
                     e = cl[i]
                     w = writer.get(e)
-                    why = "written by %s" % ("nobody" if w is None else
+                    why = "written by %s" % (not_committed(e) if w is None else
                                              "T%d (%s)" % (w, byid[w].status))
                     self.add("incompatible-order",
                              "%s read key %d = %s, not a prefix of the final value %s: diverges at index %d, element %d %s"
                              % (who, key, fmt_list(cl[:nbase] + own), fmt_list(flst), i, e, why),
-                             [t.id] + ([w] if w is not None else []))
+                             [t.id] + culprits(e))
                     continue
                 if not is_committed:
                     continue
@@ -755,12 +1129,26 @@ class Analysis(object):
                         edge(last[t.client], t.id, "po", None)
                     last[t.client] = t.id
             specs.append((SESSION_CLASS, {"ww", "wr", "rw", "po"}, "po"))
-        for cls, count, example, txt in find_cycles(nodes, edges, specs, ekey, lambda k: "k%d" % k):
+        for cls, count, example, txt in find_cycles(nodes, edges, specs, ekey, fmt_edge_key):
             self.cycle_counts[cls] = count
             if example:
                 self.example_cycles[cls] = example
                 self.add(cls, "%d SCC(s) with a %s cycle; example %s" % (count, cls, txt),
                          [u for u, _, _ in example[2]])
+        # how many of the dependency cycles need a pick's bound
+        self.pick_sccs = 0
+        if self.pick_edge_set and (self.cycle_counts["G1c"] or self.cycle_counts["G2"]):
+            adj = {}
+            for a, outs in edges.items():
+                lst = [b for b, types in outs.items() if types & {"ww", "wr", "rw"}]
+                if lst:
+                    adj[a] = lst
+            comp_of = {}
+            for i, comp in enumerate(tarjan_scc(nodes, adj)):
+                for u in comp:
+                    comp_of[u] = i
+            self.pick_sccs = len(set(comp_of[a] for a, b in self.pick_edge_set
+                                     if a in comp_of and comp_of.get(b) == comp_of[a]))
 
 
 # --------------------------------------------------------------------------
@@ -792,7 +1180,12 @@ def main():
     ap.add_argument("--target", type=int, default=8,
                     help="predicate: rows per group the inserts/deletes aim at")
     ap.add_argument("--mix", default=None,
-                    help="predicate: op weights, default grp=24,cti=20,ins=12,del=12,mov=6,rng=10,kgt=8,pt=8")
+                    help="micro-op weights; list-append default %s (plain: a read or an append by "
+                         "--read-frac), predicate default grp=24,cti=20,ins=12,del=12,mov=6,rng=10,kgt=8,pt=8"
+                         % LA_DEFAULT_MIX)
+    ap.add_argument("--sp-frac", type=float, default=0.15,
+                    help="predicate: share of predicate reads run inside a savepoint that is rolled "
+                         "back right after the read")
     ap.add_argument("--infer-window", type=float, default=0.05,
                     help="predicate: resolve ambiguous absences of rows deleted within this many "
                          "seconds of the reader (0: never)")
@@ -840,11 +1233,17 @@ def main():
         return predicate.main(args)
     if args.keys < 1 or args.clients < 1 or args.min_ops < 1 or args.max_ops < args.min_ops:
         ap.error("bad workload parameters")
+    args.mix = args.mix or LA_DEFAULT_MIX
+    try:
+        args.mix_parsed = parse_mix(args.mix, LA_OP_KINDS)
+    except ValueError as e:
+        ap.error("bad --mix: %s" % e)
 
     tag = "heap RC control" if args.expect_anomaly else args.am
-    print("checker[%s]: am=%s clients=%d keys=%d hot=%d@%.2f reads=%.2f ops=%d-%d think=%.1fms seconds=%g seed=%d"
+    print("checker[%s]: am=%s clients=%d keys=%d hot=%d@%.2f reads=%.2f ops=%d-%d mix=%s think=%.1fms "
+          "seconds=%g seed=%d"
           % (tag, args.am, args.clients, args.keys, args.hot_keys, args.hot_frac, args.read_frac,
-             args.min_ops, args.max_ops, args.think_ms, args.seconds, args.seed))
+             args.min_ops, args.max_ops, args.mix, args.think_ms, args.seconds, args.seed))
     sys.stdout.flush()
 
     try:
@@ -857,6 +1256,7 @@ def main():
 
     shared = Shared()
     shared.chains = Chains(range(args.keys))
+    shared.sql = la_sql(args.table, args.keys)
     t0 = time.time()
     deadline = t0 + args.seconds
     threads = [threading.Thread(target=client_main, args=(c, args, shared, deadline, t0), daemon=True)
@@ -907,12 +1307,19 @@ def main():
              sum(1 for t in shared.txns if t.status == "unknown"), st["error"],
              ncommitted / max(elapsed, 1e-9)))
     print("checker[%s]: checked %d committed transactions, %d reads, %d committed appends, "
-          "final list lengths %s; edges ww %d, wr %d, rw %d"
+          "final list lengths %s; edges ww %d, wr %d (%d from picks' bounds), rw %d"
           % (tag, ncommitted, an.nreads, nappends,
-             [len(final[k]) for k in sorted(final)], an.ecount["ww"], an.ecount["wr"], an.ecount["rw"]))
-    print("checker[%s]: cycles G0 %d, G1c %d, G2 %d%s (SCCs)"
+             [len(final[k]) for k in sorted(final)], an.ecount["ww"], an.ecount["wr"], an.npick_edges,
+             an.ecount["rw"]))
+    c = shared.counts
+    print("checker[%s]: new ops run: savepoint reads %d (client %d, function %d, DO %d; %d with a "
+          "rolled-back append; %d 40001/40P01 caught in the savepoint), picks %d (%d committed), "
+          "self-joins %d"
+          % (tag, c["sp_client"] + c["sp_function"] + c["sp_do"], c["sp_client"], c["sp_function"],
+             c["sp_do"], c["sp_rolled_back_appends"], c["sp_caught"], c["pick"], an.npicks, c["join"]))
+    print("checker[%s]: cycles G0 %d, G1c %d, G2 %d%s (SCCs; %d through a pick's bound)"
           % (tag, an.cycle_counts["G0"], an.cycle_counts["G1c"], an.cycle_counts["G2"],
-             ", session %d" % an.cycle_counts[SESSION_CLASS] if an.session else ""))
+             ", session %d" % an.cycle_counts[SESSION_CLASS] if an.session else "", an.pick_sccs))
 
     failed_classes = [c for c in an.classes if an.findings[c]]
     byid_all = {t.id: t for t in txns}

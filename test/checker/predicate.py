@@ -34,6 +34,10 @@ Each transaction runs with a random scan mode (SET LOCAL): index scans only,
 sequential scans only, bitmap scans only, or the planner's choice, so group
 reads go through equality-prefix keys as well as relation keys.
 
+A share of the reads (--sp-frac, 0.15) runs inside a SAVEPOINT that is
+rolled back right after the read: the rows the client saw count all the
+same (a count-then-insert may decide on them).
+
 Analysis.  A read with predicate P that returned the row set S is, for every
 slot s matching P, an observation of one of s's versions:
 
@@ -97,26 +101,9 @@ SCAN_MODES = {
 DEFAULT_SCAN_MIX = "index=50,default=20,seq=15,bitmap=15"
 
 
-def parse_mix(text, names):
-    out = []
-    for part in text.split(","):
-        name, _, w = part.partition("=")
-        name = name.strip()
-        if name not in names:
-            raise ValueError("unknown name %r (one of %s)" % (name, ", ".join(names)))
-        out.append((name, float(w)))
-    if not out or sum(w for _, w in out) <= 0:
-        raise ValueError("empty mix")
-    return out
-
-
-def weighted(rng, mix):
-    x = rng.random() * sum(w for _, w in mix)
-    for name, w in mix:
-        x -= w
-        if x < 0:
-            return name
-    return mix[-1][0]
+# op and scan mixes: "name=weight,..." (shared with list-append)
+parse_mix = lc.parse_mix
+weighted = lc.weighted
 
 
 # --------------------------------------------------------------------------
@@ -292,6 +279,7 @@ class Shared(object):
         self.live = {g: set() for g in range(args.groups)}   # committed, unclaimed
         self.visited = {}        # k -> groups its slots were ever attempted in
         self.recent = collections.deque(maxlen=48)           # recently allocated slots
+        self.sp_reads = 0        # reads inside a rolled-back savepoint
 
     def new_txn(self, client):
         with self.lock:
@@ -387,6 +375,11 @@ def client_main(cid, args, shared, deadline, t0):
             def read(kind, glo, ghi, kmin=None, kexact=None):
                 op = ["r", kind, glo, ghi, kmin, kexact, None]
                 t.ops.append(op)
+                # in a savepoint rolled back after the read: what the client
+                # saw counts all the same
+                in_sp = rng.random() < args.sp_frac
+                if in_sp:
+                    cur.execute("SAVEPOINT pr_sp")
                 if kexact is not None:
                     cur.execute("SELECT g, k FROM %s WHERE g = %%s AND k = %%s" % tbl, (glo, kexact))
                 elif glo == ghi:
@@ -399,6 +392,11 @@ def client_main(cid, args, shared, deadline, t0):
                 else:
                     cur.execute("SELECT g, k FROM %s WHERE g BETWEEN %%s AND %%s" % tbl, (glo, ghi))
                 op[6] = sorted([g, k] for g, k in cur.fetchall())
+                if in_sp:
+                    cur.execute("ROLLBACK TO SAVEPOINT pr_sp")
+                    cur.execute("RELEASE SAVEPOINT pr_sp")
+                    with shared.lock:
+                        shared.sp_reads += 1
                 return op[6]
 
             def insert(g):
@@ -851,10 +849,10 @@ def main(args):
         return 2
     tag = ("heap RC control" if args.expect_anomaly else args.am) + ", predicate"
     print("checker[%s]: am=%s clients=%d groups=%d hot=%.2f target=%d ops=%d-%d mix=%s scans=%s "
-          "think=%.1fms seconds=%g seed=%d"
+          "sp=%.2f think=%.1fms seconds=%g seed=%d"
           % (tag, args.am, args.clients, args.groups, args.hot_group_frac, args.target,
-             args.min_ops, args.max_ops, args.mix, args.scan_mix, args.think_ms, args.seconds,
-             args.seed))
+             args.min_ops, args.max_ops, args.mix, args.scan_mix, args.sp_frac, args.think_ms,
+             args.seconds, args.seed))
     sys.stdout.flush()
 
     try:
@@ -924,9 +922,10 @@ def main(args):
                 and isinstance(stats1[k], int) and stats1[k] - stats0[k]]
         print("checker[%s]: fpsketch_stats during the run: %s"
               % (tag, ", ".join("%s %d" % kv for kv in diff) or "-"))
-    print("checker[%s]: checked %d committed transactions: reads %s; committed inserts %d, deletes %d, "
+    print("checker[%s]: checked %d committed transactions: reads %s (of all attempts, %d ran in a rolled-back savepoint); "
+          "committed inserts %d, deletes %d, "
           "moves %d; final rows %d; edges ww %d, wr %d, rw %d; ambiguous absences %d (near their delete), %d edges inferred from them"
-          % (tag, ncommitted, dict(sorted(an.nreads.items())), nw["i"], nw["d"], nw["m"], len(final),
+          % (tag, ncommitted, dict(sorted(an.nreads.items())), shared.sp_reads, nw["i"], nw["d"], nw["m"], len(final),
              an.ecount["ww"], an.ecount["wr"], an.ecount["rw"], an.nambiguous, an.ninferred))
     print("checker[%s]: cycles G0 %d, G1c %d, G2 %d (SCCs); analysis %.1f s%s"
           % (tag, an.cycle_counts["G0"], an.cycle_counts["G1c"], an.cycle_counts["G2"], time.time() - ta,

@@ -9,10 +9,13 @@
 # Connection settings default to the PG* environment variables.  Runs:
 #   0. the analysis self-test (hand-made histories, no database);
 #   1. list-append on an fpsketch table: every anomaly class must be clean;
+#      the default mix includes reads in rolled-back savepoints (client,
+#      PL/pgSQL function, DO block), pick-the-smallest ORDER BY ... LIMIT 1
+#      FOR UPDATE, and a self-join FOR UPDATE (README: List-append micro-ops);
 #   2. list-append on a heap table at READ COMMITTED, the positive control:
 #      the checker must find at least one anomaly;
-#   3. the predicate workload (inserts, deletes, moves, predicate reads) on
-#      an fpsketch table: must be clean;
+#   3. the predicate workload (inserts, deletes, moves, predicate reads, some
+#      of them in rolled-back savepoints) on an fpsketch table: must be clean;
 #   4. the predicate workload on heap at READ COMMITTED: must find an anomaly
 #      (phantoms: predicate write skew, non-repeatable predicate reads);
 #      without the inference step, which heap's many anomalies do not need

@@ -15,9 +15,11 @@ import predicate as pr  # noqa: E402
 
 
 def mk(tid, status, ops, client=0):
-    """ops: ("a", key, elem) or ("r", key, list read); reads are recorded
-    through Chains.observe in the order the transactions are listed, as the
-    clients would."""
+    """ops: ("a", key, elem), ("r", key, list read[, where]), ("x", key,
+    elem) (an append rolled back with its savepoint), ("p", key, list read,
+    keys) (a pick from keys that returned key), ("e", what, ...) (a bad
+    result); reads are recorded through Chains.observe in the order the
+    transactions are listed, as the clients would."""
     t = lc.Txn(tid, client)
     t.ops = [list(o) for o in ops]
     t.status = status
@@ -38,9 +40,12 @@ def analyse(txns, final, args=None):
             if op[0] == "a":
                 own.setdefault(op[1], []).append(op[2])
                 recorded.append(op)
+            elif op[0] in ("x", "e"):
+                recorded.append(op)
             else:
                 s = lc.elems_str(op[2])
-                recorded.append(["r", op[1]] + chains.observe(op[1], s, own.get(op[1], [])))
+                rec = [op[0], op[1]] + chains.observe(op[1], s, own.get(op[1], [])) + op[3:]
+                recorded.append(rec)
         t.ops = recorded
     an = lc.Analysis(txns, final, chains.chain, args)
     an.run()
@@ -204,6 +209,141 @@ def _():
             mk(1, "committed", [("r", 0, [1])]),
             mk(2, "unknown", [("a", 0, 2)])], \
         {0: [1]}
+
+
+# savepoints: reads inside rolled-back subtransactions count, their appends
+# must never be seen
+
+@case("savepoints: serializable history", set())
+def _():
+    return [mk(0, "committed", [("a", 0, 1)]),
+            mk(1, "committed", [("r", 0, [1], "sp"), ("x", 1, 9), ("a", 1, 2)]),
+            mk(2, "committed", [("r", 1, [2], "fn"), ("x", 0, 8), ("r", 0, [1], "do")]),
+            mk(3, "aborted", [("x", 0, 7), ("a", 0, 6)])], \
+        {0: [1], 1: [2]}
+
+
+@case("savepoints: a rolled-back read still counts (write skew)", {"G2"})
+def _():
+    return [mk(0, "committed", [("r", 0, [], "sp"), ("a", 1, 1)]),
+            mk(1, "committed", [("r", 1, [], "fn"), ("a", 0, 2)])], \
+        {0: [2], 1: [1]}
+
+
+@case("savepoints: a rolled-back append read by a committed transaction", {"G1a"})
+def _():
+    return [mk(0, "committed", [("x", 0, 5), ("a", 1, 1)]),
+            mk(1, "committed", [("r", 0, [5])])], \
+        {0: [], 1: [1]}
+
+
+@case("savepoints: a rolled-back append in the final state", {"G1a"})
+def _():
+    return [mk(0, "committed", [("x", 0, 5), ("a", 0, 1)])], {0: [5, 1]}
+
+
+# pick: SELECT ... WHERE k = ANY(keys) ORDER BY <elements>, k LIMIT 1 FOR
+# UPDATE returned (key, list): every other key of keys held at least as many
+# elements (more if it is the smaller key)
+
+@case("pick: serializable history", set())
+def _():
+    # counts (1,1): T1 takes 0; (2,1): T2 takes 1; (2,2): T3 takes 0
+    return [mk(0, "committed", [("a", 0, 1), ("a", 1, 2)]),
+            mk(1, "committed", [("p", 0, [1], [0, 1]), ("a", 0, 3), ("r", 1, [2])]),
+            mk(2, "committed", [("p", 1, [2], [0, 1]), ("a", 1, 4), ("r", 0, [1, 3])]),
+            mk(3, "committed", [("p", 0, [1, 3], [0, 1]), ("a", 0, 5), ("r", 1, [2, 4])])], \
+        {0: [1, 3, 5], 1: [2, 4]}
+
+
+def pick_reevaluated(read_other):
+    """Bug 1: T1 and T2 both take key 0 at counts (1,1); T2 appends first and
+    T1, re-evaluated on T2's version, returns key 0 with 2 elements while key
+    1 has 1 (it should have returned key 1).  T3 later takes key 1."""
+    t1 = [("p", 0, [1, 3], [0, 1]), ("a", 0, 5)] + ([("r", 1, [2])] if read_other else [])
+    return [mk(0, "committed", [("a", 0, 1), ("a", 1, 2)]),
+            mk(2, "committed", [("p", 0, [1], [0, 1]), ("a", 0, 3)]),
+            mk(1, "committed", t1),
+            mk(3, "committed", [("p", 1, [2], [0, 1]), ("a", 1, 4)])], \
+        {0: [1, 3, 5], 1: [2, 4]}
+
+
+@case("pick: re-evaluated on a newer version, then reads the other key (G-single)", {"G2"})
+def _():
+    # T3 -wr(bound: key 1 has 2)-> T1 -rw(read key 1 = [2])-> T3
+    return pick_reevaluated(True)
+
+
+@case("pick: the same without the read of the other key is serializable", set())
+def _():
+    # T0 T2 T3 T1: T1 then sees counts (2,2) and takes key 0
+    return pick_reevaluated(False)
+
+
+@case("pick: bound met only by an append after the picker's (G1c)", {"G1c"})
+def _():
+    # T1 takes key 1 at (?,1): key 0 must have had 2, and T2 appended that
+    # element; T2 also appended to key 1 after T1
+    return [mk(0, "committed", [("a", 0, 1), ("a", 1, 2)]),
+            mk(1, "committed", [("p", 1, [2], [0, 1]), ("a", 1, 3)]),
+            mk(2, "committed", [("a", 1, 4), ("a", 0, 5)])], \
+        {0: [1, 5], 1: [2, 3, 4]}
+
+
+@case("pick: a key never as long as the bound", {"bad-result"})
+def _():
+    return [mk(0, "committed", [("a", 0, 1)]),
+            mk(1, "committed", [("p", 0, [1], [0, 1]), ("a", 0, 2)])], \
+        {0: [1, 2], 1: []}
+
+
+@case("pick: the bound falls on the picker's own later append", {"bad-result"})
+def _():
+    # T1 saw key 1 empty, yet took key 0 with one element
+    return [mk(0, "committed", [("a", 0, 1)]),
+            mk(1, "committed", [("p", 0, [1], [0, 1]), ("a", 0, 2), ("a", 1, 3)])], \
+        {0: [1, 2], 1: [3]}
+
+
+@case("pick: own appends before the pick count toward the bound", set())
+def _():
+    # T1's view: key 0 [1], key 1 [2] (its own): a tie, key 0
+    return [mk(0, "committed", [("a", 0, 1)]),
+            mk(1, "committed", [("a", 1, 2), ("p", 0, [1], [0, 1]), ("a", 0, 3)])], \
+        {0: [1, 3], 1: [2]}
+
+
+@case("pick: no row", {"bad-result"})
+def _():
+    return [mk(0, "committed", [("e", "pick", [0, 1], 0)])], {0: [], 1: []}
+
+
+@case("pick: bound not met in an aborted transaction", set())
+def _():
+    return [mk(0, "committed", [("a", 0, 1)]),
+            mk(1, "aborted", [("p", 0, [1], [0, 1]), ("a", 0, 2)])], \
+        {0: [1], 1: []}
+
+
+# join: SELECT ... FROM la a JOIN la b ON b.k = partner(a) WHERE a.k = $1
+# FOR UPDATE: reads of a and b; the partner always exists
+
+@case("join: no row", {"bad-result"})
+def _():
+    return [mk(0, "committed", [("a", 0, 1)]),
+            mk(1, "committed", [("e", "join", 0, 0), ("a", 0, 2)])], \
+        {0: [1, 2]}
+
+
+@case("join: wrong partner", {"bad-result"})
+def _():
+    return [mk(0, "committed", [("e", "join-partner", 0, 3, 1), ("r", 0, []), ("r", 3, [])])], \
+        {0: [], 3: []}
+
+
+@case("join: no row in an aborted transaction", set())
+def _():
+    return [mk(0, "aborted", [("e", "join", 0, 0)])], {0: []}
 
 
 # --------------------------------------------------------------------------
