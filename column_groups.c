@@ -55,17 +55,52 @@
 #define Anum_group_columns	5
 #define Natts_group			5
 
+/* the types of fpsketch_column_group's columns, which the C code relies on */
+static const Oid group_column_types[Natts_group] = {
+	REGCLASSOID, NAMEOID, INT2OID, INT2ARRAYOID, NAMEARRAYOID
+};
+
+/*
+ * Is attnum in a stored row's attnums?  The rows are written by this file
+ * (or by the extension's owner), but the array is read as plain int16s only
+ * when it is what we wrote: one dimension, no NULLs.
+ */
 static bool
 attnum_in(int16 attnum, ArrayType *arr)
 {
-	int16	   *a = (int16 *) ARR_DATA_PTR(arr);
-	int			n = ArrayGetNItems(ARR_NDIM(arr), ARR_DIMS(arr));
+	int16	   *a;
+	int			n;
 	int			i;
 
+	if (ARR_NDIM(arr) > 1 || ARR_HASNULL(arr) || ARR_ELEMTYPE(arr) != INT2OID)
+		ereport(ERROR,
+				(errcode(ERRCODE_DATA_CORRUPTED),
+				 errmsg("fpsketch_column_group has a row whose attnums are not a one-dimensional smallint array without nulls")));
+	a = (int16 *) ARR_DATA_PTR(arr);
+	n = ArrayGetNItems(ARR_NDIM(arr), ARR_DIMS(arr));
 	for (i = 0; i < n; i++)
 		if (a[i] == attnum)
 			return true;
 	return false;
+}
+
+/*
+ * A column list given by a caller: one dimension (or none: empty), no NULL
+ * elements, names.
+ */
+static void
+check_column_list(ArrayType *columns)
+{
+	if (ARR_ELEMTYPE(columns) != NAMEOID)
+		elog(ERROR, "fpsketch: column list of type %u, expected name[]", ARR_ELEMTYPE(columns));
+	if (ARR_NDIM(columns) > 1)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("column list must be a one-dimensional array without nulls")));
+	if (ARR_HASNULL(columns))
+		ereport(ERROR,
+				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+				 errmsg("column list must be a one-dimensional array without nulls")));
 }
 
 /*
@@ -154,9 +189,9 @@ PG_FUNCTION_INFO_V1(fpsketch_set_column_group);
 Datum
 fpsketch_set_column_group(PG_FUNCTION_ARGS)
 {
-	Oid			relid = PG_GETARG_OID(0);
-	Name		group_name = PG_GETARG_NAME(1);
-	ArrayType  *columns = PG_ARGISNULL(2) ? NULL : PG_GETARG_ARRAYTYPE_P(2);
+	Oid			relid;
+	Name		group_name;
+	ArrayType  *columns;
 	Relation	rel;
 	Relation	cfg;
 	Oid			cfgoid;
@@ -171,6 +206,24 @@ fpsketch_set_column_group(PG_FUNCTION_ARGS)
 	int			ncolumns = 0;
 	int16	   *attnums;
 	int			i;
+
+	/*
+	 * CALLED ON NULL INPUT, because NULL columns drop the group; the
+	 * relation and the group name must be given.
+	 */
+	if (PG_ARGISNULL(0))
+		ereport(ERROR,
+				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+				 errmsg("relation must not be null"),
+				 errhint("Pass the fpsketch table whose column group to set or drop.")));
+	if (PG_ARGISNULL(1))
+		ereport(ERROR,
+				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+				 errmsg("column group name must not be null"),
+				 errhint("A NULL column list drops a group; the group's name is still needed.")));
+	relid = PG_GETARG_OID(0);
+	group_name = PG_GETARG_NAME(1);
+	columns = PG_ARGISNULL(2) ? NULL : PG_GETARG_ARRAYTYPE_P(2);
 
 	rel = open_grouped_table(relid);
 	if (!pg_class_ownercheck(relid, GetUserId()))
@@ -187,10 +240,7 @@ fpsketch_set_column_group(PG_FUNCTION_ARGS)
 		elog(ERROR, "fpsketch: table fpsketch_column_group is missing: reinstall the extension");
 	if (columns != NULL)
 	{
-		if (ARR_NDIM(columns) > 1 || ARR_HASNULL(columns))
-			ereport(ERROR,
-					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-					 errmsg("column list must be a one-dimensional array without nulls")));
+		check_column_list(columns);
 		deconstruct_array(columns, NAMEOID, NAMEDATALEN, false, TYPALIGN_CHAR,
 						  &names, &nulls, &ncolumns);
 	}
@@ -302,18 +352,57 @@ fpsketch_column_group_restore(PG_FUNCTION_ARGS)
 	if (!CALLED_AS_TRIGGER(fcinfo) || !TRIGGER_FIRED_BEFORE(trigdata->tg_event) ||
 		!TRIGGER_FIRED_FOR_ROW(trigdata->tg_event) ||
 		!TRIGGER_FIRED_BY_INSERT(trigdata->tg_event))
-		elog(ERROR, "fpsketch_column_group_restore: must be a BEFORE INSERT FOR EACH ROW trigger");
+		ereport(ERROR,
+				(errcode(ERRCODE_E_R_I_E_TRIGGER_PROTOCOL_VIOLATED),
+				 errmsg("fpsketch_column_group_restore() must be fired BEFORE INSERT FOR EACH ROW")));
 	cfg = trigdata->tg_relation;
 	tuple = trigdata->tg_trigtuple;
 	tupdesc = RelationGetDescr(cfg);
+
+	/*
+	 * The row is read as fpsketch_column_group's: make sure it is one (a
+	 * superuser could attach the function to any table), before a datum is
+	 * taken for an array or a name.
+	 */
 	if (tupdesc->natts != Natts_group)
-		elog(ERROR, "fpsketch_column_group has %d columns, expected %d", tupdesc->natts, Natts_group);
+		ereport(ERROR,
+				(errcode(ERRCODE_E_R_I_E_TRIGGER_PROTOCOL_VIOLATED),
+				 errmsg("fpsketch_column_group_restore() fired on \"%s\", which is not fpsketch_column_group",
+						RelationGetRelationName(cfg)),
+				 errdetail("The table has %d columns, fpsketch_column_group %d.",
+						   tupdesc->natts, Natts_group)));
+	for (i = 0; i < Natts_group; i++)
+	{
+		Form_pg_attribute att = TupleDescAttr(tupdesc, i);
+
+		if (att->attisdropped || att->atttypid != group_column_types[i])
+			ereport(ERROR,
+					(errcode(ERRCODE_E_R_I_E_TRIGGER_PROTOCOL_VIOLATED),
+					 errmsg("fpsketch_column_group_restore() fired on \"%s\", which is not fpsketch_column_group",
+							RelationGetRelationName(cfg)),
+					 errdetail("Column %d is of type %s, expected %s.", i + 1,
+							   format_type_be(att->atttypid),
+							   format_type_be(group_column_types[i]))));
+	}
 	heap_deform_tuple(tuple, tupdesc, values, isnull);
+
+	/*
+	 * A BEFORE trigger sees the row before its NOT NULL constraints are
+	 * checked: report what they would.
+	 */
+	for (i = 0; i < Natts_group; i++)
+		if (isnull[i] && i + 1 != Anum_group_attnums && i + 1 != Anum_group_columns)
+			ereport(ERROR,
+					(errcode(ERRCODE_NOT_NULL_VIOLATION),
+					 errmsg("null value in column \"%s\" of relation \"%s\" violates not-null constraint",
+							NameStr(TupleDescAttr(tupdesc, i)->attname),
+							RelationGetRelationName(cfg))));
 	if (isnull[Anum_group_columns - 1])
 		ereport(ERROR,
 				(errcode(ERRCODE_NOT_NULL_VIOLATION),
 				 errmsg("fpsketch_column_group rows need their column names"),
 				 errhint("Declare column groups with fpsketch_set_column_group().")));
+	check_column_list(DatumGetArrayTypeP(values[Anum_group_columns - 1]));
 
 	rel = open_grouped_table(DatumGetObjectId(values[Anum_group_rel - 1]));
 	info = fps_relinfo(rel);

@@ -1,0 +1,140 @@
+# 009_security.pl: what an unprivileged role can do with fpsketch's
+# functions and its configuration table (the findings of issue 17).  Each
+# part runs as roles the test creates ("mallory", who owns some tables,
+# and "alice", who owns others), never as a superuser unless it says so.
+#
+#  (1) NULL arguments: fpsketch_set_column_group with a NULL relation or
+#      group name fails with 22004 instead of crashing the server; rows
+#      inserted into fpsketch_column_group with NULLs, NULL elements, or
+#      the restore trigger attached to a table of other column types fail
+#      cleanly; the server never restarts and the same backend answers;
+#
+# FPS_SEC_PARTS=1,2 runs only the parts listed.
+
+use strict;
+use warnings;
+
+use FindBin;
+use lib "$FindBin::RealBin/lib";
+use FpsTest;
+use PostgreSQL::Test::Cluster;
+use PostgreSQL::Test::Utils;
+use Test::More;
+use Time::HiRes qw(usleep time);
+
+my %part = map { $_ => 1 } split /,/, ($ENV{FPS_SEC_PARTS} // '1');
+
+my $node = fps_node('fps_security');
+$node->safe_psql(
+	'postgres', q{
+	CREATE ROLE mallory LOGIN;
+	CREATE ROLE alice LOGIN;
+	CREATE SCHEMA ms AUTHORIZATION mallory;
+	SET ROLE mallory;
+	CREATE TABLE ms.mine (id int PRIMARY KEY, a int, b int) USING fpsketch;
+	INSERT INTO ms.mine VALUES (1, 1, 1);
+	RESET ROLE;
+	CREATE TABLE public.victim (id int PRIMARY KEY, a int, b int) USING fpsketch;
+	INSERT INTO public.victim VALUES (1, 1, 1);
+	GRANT SELECT ON public.victim TO PUBLIC;});
+
+# the first SQLSTATE of an ERROR in psql's (verbose) stderr, or ''
+sub sqlstate
+{
+	my ($err) = @_;
+	return $err =~ /ERROR:  ([0-9A-Z]{5}):/ ? $1 : '';
+}
+
+# a session as $role (FpsTest::Session connects as $PGUSER)
+sub session_as
+{
+	my ($role, %p) = @_;
+	local $ENV{PGUSER} = $role;
+	return FpsTest::Session->new($node, %p);
+}
+
+# lock requests of backend $pid not granted (it is queueing for a lock)
+sub waiting_locks
+{
+	my ($pid) = @_;
+	return $node->safe_psql('postgres',
+		"SELECT count(*) FROM pg_locks WHERE pid = $pid AND NOT granted");
+}
+
+sub crashed
+{
+	my ($offset) = @_;
+	my $log = slurp_file($node->logfile, $offset);
+	return join("\n",
+		grep { /terminated by signal|was terminated by|all server processes terminated|PANIC/ }
+		  split /\n/, $log);
+}
+
+# ---------------------------------------------------------------------------
+# (1) NULL arguments and rows the C code must not trust
+# ---------------------------------------------------------------------------
+if ($part{1})
+{
+	my $offset = log_offset($node);
+	my $m = session_as('mallory');
+	my ($out, $err);
+
+	($out, $err) = $m->query("SELECT fpsketch_set_column_group('ms.mine', 'gb', ARRAY['b'])");
+	is($err, '', '(1) mallory declares a group on her own table');
+	($out, $err) = $m->query("SELECT fpsketch_set_column_group('ms.mine', NULL, ARRAY['a'])");
+	is(sqlstate($err), '22004', '(1) NULL group name: 22004, no crash') or diag $err;
+	($out, $err) = $m->query("SELECT fpsketch_set_column_group(NULL, 'ga', ARRAY['a'])");
+	is(sqlstate($err), '22004', '(1) NULL relation: 22004') or diag $err;
+	($out, $err) = $m->query("SELECT fpsketch_set_column_group(NULL, NULL, NULL)");
+	is(sqlstate($err), '22004', '(1) all arguments NULL: 22004') or diag $err;
+	($out, $err) = $m->query("SELECT fpsketch_set_column_group('ms.mine', 'ga', ARRAY[NULL]::name[])");
+	is(sqlstate($err), '22004', '(1) a NULL column name: 22004') or diag $err;
+	($out, $err) = $m->query("SELECT fpsketch_set_column_group('ms.mine', 'ga', '{{a},{b}}'::name[])");
+	is(sqlstate($err), '22023', '(1) a two-dimensional column list: 22023') or diag $err;
+	($out, $err) = $m->query("SELECT fpsketch_set_column_group('ms.mine', 'nosuch', NULL)");
+	is($err, '', '(1) NULL columns still drop a group (none here: nothing to do)');
+	is($m->alive && $m->query('SELECT pg_backend_pid()'), $m->pid,
+		'(1) the same backend answers after the calls');
+
+	# rows inserted into the configuration table fire the restore trigger,
+	# which sees the row before the NOT NULL constraints are checked
+	my $s = FpsTest::Session->new($node);
+	($out, $err) = $s->query(
+		"INSERT INTO fpsketch_column_group VALUES ('ms.mine', NULL, 3, NULL, '{a}')");
+	is(sqlstate($err), '23502', '(1) a row without a group name: 23502, no crash') or diag $err;
+	($out, $err) = $s->query(
+		"INSERT INTO fpsketch_column_group VALUES (NULL, 'x', 3, NULL, '{a}')");
+	is(sqlstate($err), '23502', '(1) a row without a relation: 23502') or diag $err;
+	($out, $err) = $s->query(
+		"INSERT INTO fpsketch_column_group VALUES ('ms.mine', 'x', 3, NULL, ARRAY[NULL]::name[])");
+	is(sqlstate($err), '22004', '(1) a row with a NULL column name: 22004, no crash') or diag $err;
+	($out, $err) = $s->query(
+		"INSERT INTO fpsketch_column_group VALUES ('ms.mine', 'x', 3, NULL, '{{a},{b}}')");
+	is(sqlstate($err), '22023', '(1) a row with a two-dimensional column list: 22023') or diag $err;
+	# the trigger function attached (by a superuser) to a table of other types
+	($out, $err) = $s->query(
+		q{CREATE TABLE not_groups (rel int, group_name int, groupno int, attnums int, columns int);
+		  CREATE TRIGGER not_groups BEFORE INSERT ON not_groups
+			FOR EACH ROW EXECUTE FUNCTION fpsketch_column_group_restore();
+		  INSERT INTO not_groups VALUES ('ms.mine'::regclass::oid::int, 2, 3, 4, 5)});
+	is(sqlstate($err), '39P01',
+		'(1) the restore trigger on a table of other column types: 39P01, no crash') or diag $err;
+	($out, $err) = $s->query('SELECT fpsketch_column_group_restore()');
+	is(sqlstate($err), '39P01', '(1) the trigger function called directly: 39P01')
+	  or diag $err;
+	is($s->alive && $s->query('SELECT pg_backend_pid()'), $s->pid,
+		'(1) the same superuser backend answers afterwards');
+	is($s->query(q{SELECT string_agg(group_name || ':' || columns::text, ',')
+		FROM fpsketch_column_group WHERE rel = 'ms.mine'::regclass}),
+		'gb:{b}', '(1) mallory\'s table has exactly the group she declared');
+	$s->query('DROP TABLE not_groups');
+	is(crashed($offset), '', '(1) no server process crashed, no restart');
+	$m->close;
+	$s->close;
+}
+
+my @problems = log_problems($node, 0,
+	allowed => [qw(22004 22023 23502 39P01 0A000 42501 42P01 55P03 57014 42809)]);
+is(join("\n", @problems), '', 'no unexpected error, PANIC or crash in the server log');
+
+done_testing();
