@@ -33,10 +33,12 @@
 #include "access/htup_details.h"
 #include "access/table.h"
 #include "access/genam.h"
+#include "catalog/pg_class.h"
 #include "catalog/pg_type.h"
 #include "commands/trigger.h"
 #include "fmgr.h"
 #include "miscadmin.h"
+#include "storage/lmgr.h"
 #include "utils/acl.h"
 #include "utils/array.h"
 #include "utils/builtins.h"
@@ -44,6 +46,7 @@
 #include "utils/inval.h"
 #include "utils/lsyscache.h"
 #include "utils/rel.h"
+#include "utils/syscache.h"
 
 #include "cc/cc.h"
 #include "fpsketch_am.h"
@@ -159,13 +162,55 @@ column_groups_changed(Relation rel)
 }
 
 /*
+ * An ERROR unless the current user may change relid's column groups: it
+ * must exist, the user must own it (or be a member of its owner's role) and
+ * have USAGE on its schema, as a lookup of the table by name would need
+ * (a regclass given as a number skips that lookup).  Reads the syscache
+ * only: it takes no lock.
+ */
+static void
+check_grouped_table_permissions(Oid relid)
+{
+	HeapTuple	tuple;
+	Form_pg_class classform;
+	AclResult	aclresult;
+
+	tuple = SearchSysCache1(RELOID, ObjectIdGetDatum(relid));
+	if (!HeapTupleIsValid(tuple))
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_TABLE),
+				 errmsg("relation with OID %u does not exist", relid)));
+	classform = (Form_pg_class) GETSTRUCT(tuple);
+	aclresult = pg_namespace_aclcheck(classform->relnamespace, GetUserId(), ACL_USAGE);
+	if (aclresult != ACLCHECK_OK)
+		aclcheck_error(aclresult, OBJECT_SCHEMA, get_namespace_name(classform->relnamespace));
+	if (!pg_class_ownercheck(relid, GetUserId()))
+		aclcheck_error(ACLCHECK_NOT_OWNER, get_relkind_objtype(classform->relkind),
+					   NameStr(classform->relname));
+	ReleaseSysCache(tuple);
+}
+
+/*
  * Open rel for a change of its groups: ACCESS EXCLUSIVE, and an ERROR
- * unless it is a permanent fpsketch table.
+ * unless the current user owns it and it is a permanent fpsketch table.
+ *
+ * The permissions are checked before the lock is requested, as core's
+ * RangeVarCallbackOwnsTable does for DDL: a request for ACCESS EXCLUSIVE
+ * that has to wait makes every later reader of the table wait behind it,
+ * so anyone allowed to queue one could stall any table (pg_authid too,
+ * and with it every new login).  Whatever committed while we waited (a
+ * DROP, ALTER ... OWNER, REVOKE USAGE) is visible once LockRelationOid
+ * has processed the invalidations, so the same checks run again then.
  */
 static Relation
 open_grouped_table(Oid relid)
 {
-	Relation	rel = table_open(relid, AccessExclusiveLock);
+	Relation	rel;
+
+	check_grouped_table_permissions(relid);
+	LockRelationOid(relid, AccessExclusiveLock);
+	check_grouped_table_permissions(relid);
+	rel = table_open(relid, NoLock);
 
 	if (!fps_is_fpsketch_relation(rel) || rel->rd_rel->relkind != RELKIND_RELATION)
 		ereport(ERROR,
@@ -226,8 +271,6 @@ fpsketch_set_column_group(PG_FUNCTION_ARGS)
 	columns = PG_ARGISNULL(2) ? NULL : PG_GETARG_ARRAYTYPE_P(2);
 
 	rel = open_grouped_table(relid);
-	if (!pg_class_ownercheck(relid, GetUserId()))
-		aclcheck_error(ACLCHECK_NOT_OWNER, OBJECT_TABLE, RelationGetRelationName(rel));
 	info = fps_relinfo(rel);
 	if (info->by_tid)
 		ereport(ERROR,

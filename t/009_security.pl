@@ -8,6 +8,12 @@
 #      inserted into fpsketch_column_group with NULLs, NULL elements, or
 #      the restore trigger attached to a table of other column types fail
 #      cleanly; the server never restarts and the same backend answers;
+#  (2) no lock before the permission check: while another session holds a
+#      lock on a table, a non-owner's fpsketch_set_column_group on it (or on
+#      pg_authid, by OID) fails with 42501 at once, without queueing for
+#      ACCESS EXCLUSIVE, so a third session's SELECT (or a new login) does
+#      not wait; a table given by OID still needs USAGE on its schema, and
+#      that is checked again once the lock is granted;
 #
 # FPS_SEC_PARTS=1,2 runs only the parts listed.
 
@@ -22,7 +28,7 @@ use PostgreSQL::Test::Utils;
 use Test::More;
 use Time::HiRes qw(usleep time);
 
-my %part = map { $_ => 1 } split /,/, ($ENV{FPS_SEC_PARTS} // '1');
+my %part = map { $_ => 1 } split /,/, ($ENV{FPS_SEC_PARTS} // '1,2');
 
 my $node = fps_node('fps_security');
 $node->safe_psql(
@@ -53,11 +59,15 @@ sub session_as
 	return FpsTest::Session->new($node, %p);
 }
 
-# lock requests of backend $pid not granted (it is queueing for a lock)
+# lock requests of backend $pid not granted (it is queueing for a lock),
+# asked in a session connected beforehand: a new connection would itself
+# wait behind a request for pg_authid
+my $monitor;
 sub waiting_locks
 {
 	my ($pid) = @_;
-	return $node->safe_psql('postgres',
+	$monitor //= FpsTest::Session->new($node);
+	return scalar $monitor->query(
 		"SELECT count(*) FROM pg_locks WHERE pid = $pid AND NOT granted");
 }
 
@@ -131,6 +141,92 @@ if ($part{1})
 	is(crashed($offset), '', '(1) no server process crashed, no restart');
 	$m->close;
 	$s->close;
+}
+
+# ---------------------------------------------------------------------------
+# (2) the permission check comes before the lock
+# ---------------------------------------------------------------------------
+if ($part{2})
+{
+	my $offset = log_offset($node);
+	my $holder = FpsTest::Session->new($node);
+	my $m = session_as('mallory');
+	waiting_locks($m->pid);    # connect the monitor now
+	my ($out, $err, $t0, $waits);
+
+	$holder->query('BEGIN; SELECT count(*) FROM public.victim');
+	$m->query("SET statement_timeout = '10s'");
+	$t0 = time;
+	$m->send("SELECT fpsketch_set_column_group('public.victim', 'g', ARRAY['a'])");
+	usleep(500_000);
+	$waits = waiting_locks($m->pid);
+	# a reader that arrives now must not queue behind mallory's request
+	my ($ret, $rout, $rerr);
+	$ret = $node->psql('postgres',
+		"SET lock_timeout = '2s'; SELECT count(*) FROM public.victim",
+		stdout => \$rout, stderr => \$rerr, extra_params => [ '-U', 'alice' ]);
+	($out, $err) = $m->wait;
+	my $elapsed = time - $t0;
+	is(sqlstate($err), '42501', '(2) non-owner on a locked table: 42501') or diag $err;
+	# (the 0.5 s sleep and the third session are in it)
+	ok($elapsed < 4, sprintf('(2) ... at once (%.2f s), not after statement_timeout', $elapsed));
+	is($waits, '0', '(2) ... without queueing for a lock');
+	is("$ret|$rout", '0|1', '(2) a third session\'s SELECT on the table does not wait')
+	  or diag $rerr;
+	$holder->query('COMMIT');
+
+	# pg_authid, by OID: nobody may queue ACCESS EXCLUSIVE on it
+	$holder->query('BEGIN; LOCK TABLE pg_authid IN ACCESS SHARE MODE');
+	waiting_locks($m->pid);    # connect the monitor now
+	$t0 = time;
+	$m->send("SELECT fpsketch_set_column_group(1260::oid, 'g', ARRAY['rolname'])");
+	usleep(500_000);
+	$waits = waiting_locks($m->pid);
+	my $timed_out = 0;
+	$ret = $node->psql('postgres', 'SELECT 1',
+		stdout => \$rout, stderr => \$rerr, extra_params => [ '-U', 'alice' ],
+		timeout => 3, timed_out => \$timed_out);
+	($out, $err) = $m->wait;
+	$elapsed = time - $t0;
+	is(sqlstate($err), '42501', '(2) pg_authid by OID: 42501') or diag $err;
+	ok($elapsed < 4, sprintf('(2) ... at once (%.2f s)', $elapsed));
+	is($waits, '0', '(2) ... without queueing for a lock on pg_authid');
+	ok(!$timed_out && $ret == 0, '(2) a new login meanwhile does not wait') or diag $rerr;
+	$holder->query('COMMIT');
+
+	# by OID, a table of mallory's in a schema she has no USAGE on
+	$node->safe_psql(
+		'postgres', q{
+		CREATE SCHEMA hidden;
+		CREATE TABLE hidden.t (id int PRIMARY KEY, a int) USING fpsketch;
+		ALTER TABLE hidden.t OWNER TO mallory;
+		CREATE SCHEMA shared;
+		GRANT USAGE ON SCHEMA shared TO mallory;
+		CREATE TABLE shared.t (id int PRIMARY KEY, a int) USING fpsketch;
+		ALTER TABLE shared.t OWNER TO mallory;
+		GRANT SELECT ON shared.t TO PUBLIC;});
+	my $hidden = $node->safe_psql('postgres', q{SELECT 'hidden.t'::regclass::oid});
+	($out, $err) = $m->query("SELECT fpsketch_set_column_group($hidden, 'g', ARRAY['a'])");
+	is(sqlstate($err), '42501', '(2) by OID in a schema without USAGE: 42501') or diag $err;
+
+	# USAGE is checked again once the lock is granted: it was revoked while
+	# mallory (the owner, allowed to wait) queued for the lock
+	$holder->query('BEGIN; SELECT count(*) FROM shared.t');
+	$m->send("SELECT fpsketch_set_column_group('shared.t', 'g', ARRAY['a'])");
+	usleep(500_000);
+	is(waiting_locks($m->pid), '1', '(2) the owner queues for the lock');
+	$node->safe_psql('postgres', 'REVOKE USAGE ON SCHEMA shared FROM mallory');
+	$holder->query('COMMIT');
+	($out, $err) = $m->wait;
+	is(sqlstate($err), '42501', '(2) USAGE revoked while waiting: 42501 after the lock')
+	  or diag $err;
+	is($node->safe_psql('postgres',
+			q{SELECT count(*) FROM fpsketch_column_group
+			   WHERE rel IN ('hidden.t'::regclass, 'shared.t'::regclass, 'victim'::regclass)}),
+		'0', '(2) no group was declared on those tables');
+	is(crashed($offset), '', '(2) no server process crashed');
+	$m->close;
+	$holder->close;
 }
 
 my @problems = log_problems($node, 0,
