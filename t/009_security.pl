@@ -14,6 +14,10 @@
 #      ACCESS EXCLUSIVE, so a third session's SELECT (or a new login) does
 #      not wait; a table given by OID still needs USAGE on its schema, and
 #      that is checked again once the lock is granted;
+#  (5) search_path: trojan operators and functions created beforehand in a
+#      schema on the installer's search_path (public, writable by everyone
+#      as before PostgreSQL 15) are never called by CREATE EXTENSION, the
+#      view fpsketch_column_groups or the event triggers;
 #
 # FPS_SEC_PARTS=1,2 runs only the parts listed.
 
@@ -28,7 +32,7 @@ use PostgreSQL::Test::Utils;
 use Test::More;
 use Time::HiRes qw(usleep time);
 
-my %part = map { $_ => 1 } split /,/, ($ENV{FPS_SEC_PARTS} // '1,2');
+my %part = map { $_ => 1 } split /,/, ($ENV{FPS_SEC_PARTS} // '1,2,5');
 
 my $node = fps_node('fps_security');
 $node->safe_psql(
@@ -227,6 +231,91 @@ if ($part{2})
 	is(crashed($offset), '', '(2) no server process crashed');
 	$m->close;
 	$holder->close;
+}
+
+# ---------------------------------------------------------------------------
+# (5) trojans on the installer's search_path
+# ---------------------------------------------------------------------------
+if ($part{5})
+{
+	$node->safe_psql('postgres', 'CREATE DATABASE trojan');
+	$node->safe_psql('trojan', 'GRANT CREATE ON SCHEMA public TO PUBLIC');
+	# each trojan records its call (as whoever calls it: the superuser)
+	# and then does what the real one does
+	$node->safe_psql(
+		'trojan', q{
+		SET ROLE mallory;
+		CREATE TABLE public.trojan_calls (caller name, what text);
+		GRANT INSERT ON public.trojan_calls TO PUBLIC;
+		CREATE FUNCTION public.trojan_eq(oid, regclass) RETURNS bool LANGUAGE plpgsql AS $$
+		BEGIN
+			INSERT INTO public.trojan_calls VALUES (current_user, '=(oid, regclass)');
+			RETURN $1 OPERATOR(pg_catalog.=) $2::pg_catalog.oid;
+		END $$;
+		CREATE OPERATOR public.= (LEFTARG = oid, RIGHTARG = regclass, FUNCTION = public.trojan_eq);
+		CREATE FUNCTION public.trojan_eq(regclass, oid) RETURNS bool LANGUAGE plpgsql AS $$
+		BEGIN
+			INSERT INTO public.trojan_calls VALUES (current_user, '=(regclass, oid)');
+			RETURN $1::pg_catalog.oid OPERATOR(pg_catalog.=) $2;
+		END $$;
+		CREATE OPERATOR public.= (LEFTARG = regclass, RIGHTARG = oid, FUNCTION = public.trojan_eq);
+		CREATE FUNCTION public.unnest(int2[]) RETURNS SETOF int2 LANGUAGE plpgsql AS $$
+		BEGIN
+			INSERT INTO public.trojan_calls VALUES (current_user, 'unnest(int2[])');
+			RETURN QUERY SELECT pg_catalog.unnest($1);
+		END $$;
+		CREATE FUNCTION public.unnest(name[]) RETURNS SETOF name LANGUAGE plpgsql AS $$
+		BEGIN
+			INSERT INTO public.trojan_calls VALUES (current_user, 'unnest(name[])');
+			RETURN QUERY SELECT pg_catalog.unnest($1);
+		END $$;
+		CREATE FUNCTION public.cardinality(int2[]) RETURNS int LANGUAGE plpgsql AS $$
+		BEGIN
+			INSERT INTO public.trojan_calls VALUES (current_user, 'cardinality(int2[])');
+			RETURN pg_catalog.cardinality($1);
+		END $$;
+		CREATE FUNCTION public.array_length(int2[], int) RETURNS int LANGUAGE plpgsql AS $$
+		BEGIN
+			INSERT INTO public.trojan_calls VALUES (current_user, 'array_length(int2[], int)');
+			RETURN pg_catalog.array_length($1, $2);
+		END $$;
+		CREATE FUNCTION public.trojan_ge(int2, int) RETURNS bool LANGUAGE plpgsql AS $$
+		BEGIN
+			INSERT INTO public.trojan_calls VALUES (current_user, '>=(int2, int)');
+			RETURN $1 OPERATOR(pg_catalog.>=) $2;
+		END $$;
+		CREATE OPERATOR public.>= (LEFTARG = int2, RIGHTARG = int, FUNCTION = public.trojan_ge);});
+
+	# the superuser installs the extension and uses it, with public first
+	# on the search path
+	my ($ret, $out, $err);
+	$ret = $node->psql(
+		'trojan', q{
+		SET search_path = public, pg_catalog;
+		CREATE EXTENSION fpsketch;
+		CREATE TABLE t (id int PRIMARY KEY, a int, b int, c int, d int) USING fpsketch;
+		INSERT INTO t VALUES (1, 1, 1, 1, 1);
+		SELECT fpsketch_set_column_group('t', 'ab', ARRAY['a', 'b']);
+		SELECT fpsketch_set_column_group('t', 'c', ARRAY['c']);
+		SELECT relation, group_name, columns FROM fpsketch_column_groups;
+		ALTER TABLE t RENAME COLUMN a TO a2;
+		ALTER TABLE t DROP COLUMN c;
+		SELECT relation, group_name, columns FROM fpsketch_column_groups;
+		INSERT INTO fpsketch_column_group VALUES ('t', 'restored', 9, NULL, '{d}');
+		CREATE TABLE u (id int PRIMARY KEY, x int) USING fpsketch;
+		SELECT fpsketch_set_column_group('u', 'x', ARRAY['x']);
+		DROP TABLE u;
+		SELECT count(*) FROM fpsketch_stats;},
+		stdout => \$out, stderr => \$err, on_error_stop => 1);
+	is($ret, 0, '(5) the superuser\'s session with public first on its search_path runs')
+	  or diag $err;
+	like($out, qr/t\|ab\|\{a2,b\}/, '(5) the view shows the renamed column');
+	is($node->safe_psql('trojan',
+			q{SELECT coalesce(string_agg(DISTINCT what || ' as ' || caller, ', '), 'none')
+			  FROM public.trojan_calls}),
+		'none', '(5) no trojan operator or function was called');
+	is($node->safe_psql('trojan', q{SELECT rolsuper FROM pg_roles WHERE rolname = 'mallory'}),
+		'f', '(5) mallory is not a superuser');
 }
 
 my @problems = log_problems($node, 0,
