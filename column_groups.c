@@ -20,10 +20,13 @@
  *
  * pg_dump dumps that table (it is an extension configuration table) and
  * pg_restore COPYs its rows back, which fires fpsketch_column_group_restore:
- * the same lock, invalidation and floor, with the attribute numbers taken
- * again from the column names, since a restored table has none of the
- * original's dropped columns.  The names follow renames (the extension's
- * ddl_command_end trigger).
+ * the same ownership check, lock, invalidation and floor, with the
+ * attribute numbers taken again from the column names, since a restored
+ * table has none of the original's dropped columns.  The names follow
+ * renames and drops (the extension's event triggers).  Everyone may read
+ * the table (pg_dump must, whoever runs it) and insert into it (a restore
+ * by a table's owner); the trigger lets only the owner add a table's
+ * groups, and nobody but the extension's owner may update or delete rows.
  *
  *-------------------------------------------------------------------------
  */
@@ -107,14 +110,56 @@ check_column_list(ArrayType *columns)
 }
 
 /*
- * The attribute numbers of a group's columns, given by name; an ERROR for a
- * column that does not exist, a system column, a row identity column or a
- * column listed twice.
+ * Why a group cannot be declared on a table as it is now.
+ * fpsketch_set_column_group raises it as an ERROR.  The restore trigger
+ * skips the row with a WARNING instead: a row that was valid when it was
+ * dumped may not fit the restored table (a column dropped by an older
+ * build that kept it in the group, a table restored with another access
+ * method), and an ERROR would abort the COPY of every user's groups and,
+ * in a one-transaction restore, the whole restore.
+ */
+typedef struct GroupProblem
+{
+	int			sqlerrcode;
+	char	   *message;		/* as an error message */
+	char	   *sentence;		/* the same as a detail sentence */
+	char	   *detail;			/* for the ERROR, or NULL */
+	char	   *hint;			/* for the ERROR, or NULL */
+} GroupProblem;
+
+static void
+set_problem(GroupProblem *problem, int sqlerrcode, char *message, char *sentence)
+{
+	problem->sqlerrcode = sqlerrcode;
+	problem->message = message;
+	problem->sentence = sentence;
+	problem->detail = NULL;
+	problem->hint = NULL;
+}
+
+static void raise_problem(GroupProblem *problem) pg_attribute_noreturn();
+
+static void
+raise_problem(GroupProblem *problem)
+{
+	ereport(ERROR,
+			(errcode(problem->sqlerrcode),
+			 errmsg_internal("%s", problem->message),
+			 problem->detail ? errdetail_internal("%s", problem->detail) : 0,
+			 problem->hint ? errhint("%s", problem->hint) : 0));
+}
+
+/*
+ * The attribute numbers of a group's columns, given by name; NULL and a
+ * problem for a column that does not exist, a system column, a row
+ * identity column or a column listed twice.
  */
 static int16 *
-resolve_columns(Relation rel, FpsRelInfo *info, Datum *names, int ncolumns)
+resolve_columns(Relation rel, FpsRelInfo *info, Datum *names, int ncolumns,
+				GroupProblem *problem)
 {
 	int16	   *attnums = palloc(sizeof(int16) * Max(ncolumns, 1));
+	const char *relname = RelationGetRelationName(rel);
 	int			i;
 	int			j;
 
@@ -124,26 +169,40 @@ resolve_columns(Relation rel, FpsRelInfo *info, Datum *names, int ncolumns)
 		AttrNumber	attnum = get_attnum(RelationGetRelid(rel), colname);
 
 		if (attnum == InvalidAttrNumber)
-			ereport(ERROR,
-					(errcode(ERRCODE_UNDEFINED_COLUMN),
-					 errmsg("column \"%s\" of relation \"%s\" does not exist",
-							colname, RelationGetRelationName(rel))));
+		{
+			set_problem(problem, ERRCODE_UNDEFINED_COLUMN,
+						psprintf(_("column \"%s\" of relation \"%s\" does not exist"),
+								 colname, relname),
+						psprintf(_("Column \"%s\" of relation \"%s\" does not exist."),
+								 colname, relname));
+			return NULL;
+		}
 		if (attnum < 0)
-			ereport(ERROR,
-					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-					 errmsg("system column \"%s\" cannot be in a column group", colname)));
+		{
+			set_problem(problem, ERRCODE_INVALID_PARAMETER_VALUE,
+						psprintf(_("system column \"%s\" cannot be in a column group"), colname),
+						psprintf(_("System column \"%s\" cannot be in a column group."), colname));
+			return NULL;
+		}
 		for (j = 0; j < info->nkeys; j++)
 			if (info->attnums[j] == attnum)
-				ereport(ERROR,
-						(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-						 errmsg("column \"%s\" is part of the row identity of \"%s\"",
-								colname, RelationGetRelationName(rel)),
-						 errdetail("Primary key (or replica identity) columns stay in group 0, with every column not in a declared group.")));
+			{
+				set_problem(problem, ERRCODE_INVALID_PARAMETER_VALUE,
+							psprintf(_("column \"%s\" is part of the row identity of \"%s\""),
+									 colname, relname),
+							psprintf(_("Column \"%s\" is part of the row identity of \"%s\"."),
+									 colname, relname));
+				problem->detail = _("Primary key (or replica identity) columns stay in group 0, with every column not in a declared group.");
+				return NULL;
+			}
 		for (j = 0; j < i; j++)
 			if (attnums[j] == attnum)
-				ereport(ERROR,
-						(errcode(ERRCODE_DUPLICATE_COLUMN),
-						 errmsg("column \"%s\" is listed twice", colname)));
+			{
+				set_problem(problem, ERRCODE_DUPLICATE_COLUMN,
+							psprintf(_("column \"%s\" is listed twice"), colname),
+							psprintf(_("Column \"%s\" is listed twice."), colname));
+				return NULL;
+			}
 		attnums[i] = attnum;
 	}
 	return attnums;
@@ -192,7 +251,8 @@ check_grouped_table_permissions(Oid relid)
 
 /*
  * Open rel for a change of its groups: ACCESS EXCLUSIVE, and an ERROR
- * unless the current user owns it and it is a permanent fpsketch table.
+ * unless the current user owns it.  NULL and a problem unless it is a
+ * permanent fpsketch table (the lock is kept).
  *
  * The permissions are checked before the lock is requested, as core's
  * RangeVarCallbackOwnsTable does for DDL: a request for ACCESS EXCLUSIVE
@@ -203,26 +263,35 @@ check_grouped_table_permissions(Oid relid)
  * has processed the invalidations, so the same checks run again then.
  */
 static Relation
-open_grouped_table(Oid relid)
+open_grouped_table(Oid relid, GroupProblem *problem)
 {
 	Relation	rel;
+	const char *relname;
 
 	check_grouped_table_permissions(relid);
 	LockRelationOid(relid, AccessExclusiveLock);
 	check_grouped_table_permissions(relid);
 	rel = table_open(relid, NoLock);
+	relname = RelationGetRelationName(rel);
 
 	if (!fps_is_fpsketch_relation(rel) || rel->rd_rel->relkind != RELKIND_RELATION)
-		ereport(ERROR,
-				(errcode(ERRCODE_WRONG_OBJECT_TYPE),
-				 errmsg("\"%s\" is not an fpsketch table", RelationGetRelationName(rel)),
-				 errhint("Column groups apply to tables created USING fpsketch.")));
-	if (rel->rd_rel->relpersistence == RELPERSISTENCE_TEMP)
-		ereport(ERROR,
-				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-				 errmsg("temporary table \"%s\" cannot have column groups", RelationGetRelationName(rel)),
-				 errdetail("Temporary tables are not shared, so fpsketch does not track them.")));
-	return rel;
+	{
+		set_problem(problem, ERRCODE_WRONG_OBJECT_TYPE,
+					psprintf(_("\"%s\" is not an fpsketch table"), relname),
+					psprintf(_("\"%s\" is not an fpsketch table."), relname));
+		problem->hint = _("Column groups apply to tables created USING fpsketch.");
+	}
+	else if (rel->rd_rel->relpersistence == RELPERSISTENCE_TEMP)
+	{
+		set_problem(problem, ERRCODE_FEATURE_NOT_SUPPORTED,
+					psprintf(_("temporary table \"%s\" cannot have column groups"), relname),
+					psprintf(_("Temporary table \"%s\" cannot have column groups."), relname));
+		problem->detail = _("Temporary tables are not shared, so fpsketch does not track them.");
+	}
+	else
+		return rel;
+	table_close(rel, NoLock);
+	return NULL;
 }
 
 PG_FUNCTION_INFO_V1(fpsketch_set_column_group);
@@ -250,6 +319,7 @@ fpsketch_set_column_group(PG_FUNCTION_ARGS)
 	bool	   *nulls = NULL;
 	int			ncolumns = 0;
 	int16	   *attnums;
+	GroupProblem problem;
 	int			i;
 
 	/*
@@ -270,7 +340,9 @@ fpsketch_set_column_group(PG_FUNCTION_ARGS)
 	group_name = PG_GETARG_NAME(1);
 	columns = PG_ARGISNULL(2) ? NULL : PG_GETARG_ARRAYTYPE_P(2);
 
-	rel = open_grouped_table(relid);
+	rel = open_grouped_table(relid, &problem);
+	if (rel == NULL)
+		raise_problem(&problem);
 	info = fps_relinfo(rel);
 	if (info->by_tid)
 		ereport(ERROR,
@@ -293,7 +365,9 @@ fpsketch_set_column_group(PG_FUNCTION_ARGS)
 	ScanKeyInit(&key, Anum_group_rel, BTEqualStrategyNumber, F_OIDEQ,
 				ObjectIdGetDatum(relid));
 	scan = systable_beginscan(cfg, InvalidOid, false, NULL, 1, &key);
-	attnums = resolve_columns(rel, info, names, ncolumns);
+	attnums = resolve_columns(rel, info, names, ncolumns, &problem);
+	if (attnums == NULL)
+		raise_problem(&problem);
 	while (HeapTupleIsValid(tup = systable_getnext(scan)))
 	{
 		bool		isnull;
@@ -385,11 +459,13 @@ fpsketch_column_group_restore(PG_FUNCTION_ARGS)
 	Datum	   *names;
 	bool	   *nulls;
 	int			ncolumns;
-	int16	   *attnums;
+	int16	   *attnums = NULL;
 	Datum	   *elems;
 	SysScanDesc scan;
 	ScanKeyData key;
 	HeapTuple	other;
+	const char *group_name;
+	GroupProblem problem;
 	int			i;
 
 	if (!CALLED_AS_TRIGGER(fcinfo) || !TRIGGER_FIRED_BEFORE(trigdata->tg_event) ||
@@ -447,17 +523,42 @@ fpsketch_column_group_restore(PG_FUNCTION_ARGS)
 				 errhint("Declare column groups with fpsketch_set_column_group().")));
 	check_column_list(DatumGetArrayTypeP(values[Anum_group_columns - 1]));
 
-	rel = open_grouped_table(DatumGetObjectId(values[Anum_group_rel - 1]));
-	info = fps_relinfo(rel);
-	deconstruct_array(DatumGetArrayTypeP(values[Anum_group_columns - 1]), NAMEOID, NAMEDATALEN,
-					  false, TYPALIGN_CHAR, &names, &nulls, &ncolumns);
-	if (ncolumns == 0)
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("column group \"%s\" of \"%s\" has no columns",
-						NameStr(*DatumGetName(values[Anum_group_name - 1])),
-						RelationGetRelationName(rel))));
-	attnums = resolve_columns(rel, info, names, ncolumns);
+	group_name = NameStr(*DatumGetName(values[Anum_group_name - 1]));
+
+	/*
+	 * Only the table's owner may add its groups (42501 otherwise, checked
+	 * before the lock).  A row that does not fit the table as it is now is
+	 * skipped with a WARNING (see GroupProblem).
+	 */
+	rel = open_grouped_table(DatumGetObjectId(values[Anum_group_rel - 1]), &problem);
+	if (rel != NULL)
+	{
+		info = fps_relinfo(rel);
+		deconstruct_array(DatumGetArrayTypeP(values[Anum_group_columns - 1]), NAMEOID,
+						  NAMEDATALEN, false, TYPALIGN_CHAR, &names, &nulls, &ncolumns);
+		if (ncolumns == 0)
+		{
+			/* what an older build left when a group's last column was dropped */
+			set_problem(&problem, ERRCODE_INVALID_PARAMETER_VALUE, NULL,
+						_("The group has no columns."));
+			attnums = NULL;
+		}
+		else
+			attnums = resolve_columns(rel, info, names, ncolumns, &problem);
+	}
+	if (rel == NULL || attnums == NULL)
+	{
+		ereport(WARNING,
+				(errmsg("column group \"%s\" of \"%s\" is not restored", group_name,
+						rel ? RelationGetRelationName(rel) :
+						get_rel_name(DatumGetObjectId(values[Anum_group_rel - 1]))),
+				 errdetail_internal("%s", problem.sentence),
+				 problem.hint ? errhint("%s", problem.hint) :
+				 errhint("Declare the group again with fpsketch_set_column_group() if it is still wanted.")));
+		if (rel != NULL)
+			table_close(rel, NoLock);
+		return PointerGetDatum(NULL);
+	}
 
 	/* a group of its name or number, or one of its columns, already there */
 	ScanKeyInit(&key, Anum_group_rel, BTEqualStrategyNumber, F_OIDEQ,
@@ -473,13 +574,12 @@ fpsketch_column_group_restore(PG_FUNCTION_ARGS)
 
 		for (i = 0; i < ncolumns; i++)
 			overlaps |= attnum_in(attnums[i], arr);
-		if (namestrcmp(name, NameStr(*DatumGetName(values[Anum_group_name - 1]))) == 0 ||
+		if (namestrcmp(name, group_name) == 0 ||
 			no == DatumGetInt16(values[Anum_group_number - 1]) || overlaps)
 			ereport(ERROR,
 					(errcode(ERRCODE_DUPLICATE_OBJECT),
 					 errmsg("column group \"%s\" of \"%s\" conflicts with its group \"%s\"",
-							NameStr(*DatumGetName(values[Anum_group_name - 1])),
-							RelationGetRelationName(rel), NameStr(*name)),
+							group_name, RelationGetRelationName(rel), NameStr(*name)),
 					 errdetail("Two groups of a table cannot share a name, a number or a column."),
 					 errhint("Drop the existing group with fpsketch_set_column_group('%s', '%s', NULL) first.",
 							 RelationGetRelationName(rel), NameStr(*name))));

@@ -94,7 +94,8 @@ REVOKE ALL ON FUNCTION @extschema@.fpsketch_stats_reset() FROM PUBLIC;
 -- Column groups: per-group row timestamps (see column_groups.c).  Written
 -- by fpsketch_set_column_group().  pg_dump dumps the rows (a configuration
 -- table); on restore the trigger below takes the attribute numbers again
--- from the column names, which follow renames.
+-- from the column names, which follow renames and drops (the event
+-- triggers further down).
 CREATE TABLE @extschema@.fpsketch_column_group (
     rel pg_catalog.regclass NOT NULL,
     group_name pg_catalog.name NOT NULL,
@@ -103,7 +104,15 @@ CREATE TABLE @extschema@.fpsketch_column_group (
     attnums pg_catalog.int2[] NOT NULL,
     columns pg_catalog.name[]
 );
+-- Everyone may read the table and insert into it; nobody but its owner may
+-- update, delete or truncate.  pg_dump must read it to dump a database
+-- (whoever runs it), and it holds only relation OIDs, group names and
+-- column names, which pg_class, pg_attribute and pg_constraint show to
+-- everyone anyway.  An INSERT (a restore's COPY) goes through the trigger
+-- below, which lets only a table's owner add its groups.  Dropping a group
+-- is fpsketch_set_column_group's job, which checks ownership too.
 REVOKE ALL ON @extschema@.fpsketch_column_group FROM PUBLIC;
+GRANT SELECT, INSERT ON @extschema@.fpsketch_column_group TO PUBLIC;
 SELECT pg_catalog.pg_extension_config_dump('@extschema@.fpsketch_column_group', '');
 
 CREATE FUNCTION @extschema@.fpsketch_column_group_restore() RETURNS trigger
@@ -134,18 +143,56 @@ SELECT g.rel AS relation, g.group_name, g.groupno AS group_number,
   FROM @extschema@.fpsketch_column_group g
   JOIN pg_catalog.pg_class c ON c.oid OPERATOR(pg_catalog.=) g.rel::pg_catalog.oid
  ORDER BY g.rel::pg_catalog.oid, g.groupno;
+-- Not filtered by privileges: the table it reads is readable by everyone
+-- (see above), and pg_class shows every table's name to everyone.
 GRANT SELECT ON @extschema@.fpsketch_column_groups TO PUBLIC;
 
 -- The event triggers' functions run as the extension's owner (a
 -- superuser) for everyone's DDL: a fixed search_path, and qualified names.
+--
+-- They keep every group's attnums and column names those of the table's
+-- live columns, in the declared order: a dropped column leaves its group,
+-- and a group left without columns is dropped (a row without columns
+-- could not be restored).  The UPDATE below does that for the tables in
+-- rels; both functions run it.
 
--- Forget the groups of dropped tables (their OIDs may be reused).
+-- Forget the groups of dropped tables (their OIDs may be reused), and
+-- dropped columns: ALTER TABLE ... DROP COLUMN, DROP TYPE ... CASCADE.
 CREATE FUNCTION @extschema@.fpsketch_forget_dropped_tables() RETURNS event_trigger
 LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+    rels pg_catalog.oid[];
 BEGIN
     DELETE FROM @extschema@.fpsketch_column_group g
      WHERE NOT EXISTS (SELECT 1 FROM pg_catalog.pg_class c
                         WHERE c.oid OPERATOR(pg_catalog.=) g.rel::pg_catalog.oid);
+
+    SELECT pg_catalog.array_agg(DISTINCT o.objid) INTO rels
+      FROM pg_catalog.pg_event_trigger_dropped_objects() o
+     WHERE o.classid OPERATOR(pg_catalog.=) 'pg_catalog.pg_class'::pg_catalog.regclass::pg_catalog.oid
+       AND o.objsubid OPERATOR(pg_catalog.<>) 0;
+    IF rels IS NULL THEN
+        RETURN;
+    END IF;
+    UPDATE @extschema@.fpsketch_column_group g
+       SET attnums = ARRAY(SELECT u.attnum
+                             FROM pg_catalog.unnest(g.attnums) WITH ORDINALITY AS u(attnum, ord)
+                             JOIN pg_catalog.pg_attribute a
+                               ON a.attrelid OPERATOR(pg_catalog.=) g.rel::pg_catalog.oid
+                              AND a.attnum OPERATOR(pg_catalog.=) u.attnum
+                              AND NOT a.attisdropped
+                            ORDER BY u.ord),
+           columns = ARRAY(SELECT a.attname
+                             FROM pg_catalog.unnest(g.attnums) WITH ORDINALITY AS u(attnum, ord)
+                             JOIN pg_catalog.pg_attribute a
+                               ON a.attrelid OPERATOR(pg_catalog.=) g.rel::pg_catalog.oid
+                              AND a.attnum OPERATOR(pg_catalog.=) u.attnum
+                              AND NOT a.attisdropped
+                            ORDER BY u.ord)
+     WHERE g.rel::pg_catalog.oid OPERATOR(pg_catalog.=) ANY (rels);
+    DELETE FROM @extschema@.fpsketch_column_group g
+     WHERE g.rel::pg_catalog.oid OPERATOR(pg_catalog.=) ANY (rels)
+       AND pg_catalog.cardinality(g.attnums) OPERATOR(pg_catalog.=) 0;
 END
 $$;
 REVOKE ALL ON FUNCTION @extschema@.fpsketch_forget_dropped_tables() FROM PUBLIC;
@@ -153,21 +200,37 @@ CREATE EVENT TRIGGER fpsketch_forget_dropped_tables ON sql_drop
     EXECUTE FUNCTION @extschema@.fpsketch_forget_dropped_tables();
 
 -- Keep the column names of groups current (for pg_dump) after ALTER TABLE:
--- renamed columns, and dropped ones left out.
+-- renamed columns (and dropped ones, already done at sql_drop).
 CREATE FUNCTION @extschema@.fpsketch_rename_group_columns() RETURNS event_trigger
 LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+    rels pg_catalog.oid[];
 BEGIN
+    SELECT pg_catalog.array_agg(DISTINCT c.objid) INTO rels
+      FROM pg_catalog.pg_event_trigger_ddl_commands() c
+     WHERE c.classid OPERATOR(pg_catalog.=) 'pg_catalog.pg_class'::pg_catalog.regclass::pg_catalog.oid;
+    IF rels IS NULL THEN
+        RETURN;
+    END IF;
     UPDATE @extschema@.fpsketch_column_group g
-       SET columns = ARRAY(SELECT a.attname
+       SET attnums = ARRAY(SELECT u.attnum
+                             FROM pg_catalog.unnest(g.attnums) WITH ORDINALITY AS u(attnum, ord)
+                             JOIN pg_catalog.pg_attribute a
+                               ON a.attrelid OPERATOR(pg_catalog.=) g.rel::pg_catalog.oid
+                              AND a.attnum OPERATOR(pg_catalog.=) u.attnum
+                              AND NOT a.attisdropped
+                            ORDER BY u.ord),
+           columns = ARRAY(SELECT a.attname
                              FROM pg_catalog.unnest(g.attnums) WITH ORDINALITY AS u(attnum, ord)
                              JOIN pg_catalog.pg_attribute a
                                ON a.attrelid OPERATOR(pg_catalog.=) g.rel::pg_catalog.oid
                               AND a.attnum OPERATOR(pg_catalog.=) u.attnum
                               AND NOT a.attisdropped
                             ORDER BY u.ord)
-     WHERE g.rel::pg_catalog.oid IN
-           (SELECT c.objid FROM pg_catalog.pg_event_trigger_ddl_commands() c
-             WHERE c.classid OPERATOR(pg_catalog.=) 'pg_catalog.pg_class'::pg_catalog.regclass::pg_catalog.oid);
+     WHERE g.rel::pg_catalog.oid OPERATOR(pg_catalog.=) ANY (rels);
+    DELETE FROM @extschema@.fpsketch_column_group g
+     WHERE g.rel::pg_catalog.oid OPERATOR(pg_catalog.=) ANY (rels)
+       AND pg_catalog.cardinality(g.attnums) OPERATOR(pg_catalog.=) 0;
 END
 $$;
 REVOKE ALL ON FUNCTION @extschema@.fpsketch_rename_group_columns() FROM PUBLIC;

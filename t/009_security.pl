@@ -18,6 +18,13 @@
 #      schema on the installer's search_path (public, writable by everyone
 #      as before PostgreSQL 15) are never called by CREATE EXTENSION, the
 #      view fpsketch_column_groups or the event triggers;
+#  (7) dump and restore: the non-superuser owner of a database can pg_dump
+#      it; dropping a group's last column drops the group, dropping one of
+#      its columns drops the column from it; a restore (plain format in one
+#      transaction, custom format with pg_restore, and by the database
+#      owner) skips rows whose columns no longer resolve, with a WARNING,
+#      and keeps every other group; an owner can restore (INSERT) their own
+#      groups, a non-owner cannot insert, change or delete another's;
 #
 # FPS_SEC_PARTS=1,2 runs only the parts listed.
 
@@ -32,7 +39,7 @@ use PostgreSQL::Test::Utils;
 use Test::More;
 use Time::HiRes qw(usleep time);
 
-my %part = map { $_ => 1 } split /,/, ($ENV{FPS_SEC_PARTS} // '1,2,5');
+my %part = map { $_ => 1 } split /,/, ($ENV{FPS_SEC_PARTS} // '1,2,5,7');
 
 my $node = fps_node('fps_security');
 $node->safe_psql(
@@ -316,6 +323,152 @@ if ($part{5})
 		'none', '(5) no trojan operator or function was called');
 	is($node->safe_psql('trojan', q{SELECT rolsuper FROM pg_roles WHERE rolname = 'mallory'}),
 		'f', '(5) mallory is not a superuser');
+}
+
+# ---------------------------------------------------------------------------
+# (7) dump and restore by ordinary users
+# ---------------------------------------------------------------------------
+if ($part{7})
+{
+	my $dumpdir = PostgreSQL::Test::Utils::tempdir();
+	my ($ret, $out, $err);
+	$node->safe_psql('postgres', 'CREATE DATABASE shop OWNER mallory');
+	$node->safe_psql('shop', 'CREATE EXTENSION fpsketch');
+	$node->psql(
+		'shop', q{
+		GRANT CREATE ON SCHEMA public TO alice;
+		CREATE TABLE t1 (id int PRIMARY KEY, a int, b int, c int, d int) USING fpsketch;
+		INSERT INTO t1 VALUES (1, 1, 1, 1, 1);
+		SELECT fpsketch_set_column_group('t1', 'ga', ARRAY['a']);
+		SELECT fpsketch_set_column_group('t1', 'gb', ARRAY['b']);
+		SELECT fpsketch_set_column_group('t1', 'gcd', ARRAY['c', 'd']);
+		CREATE TABLE was_fps (id int PRIMARY KEY, a int) USING fpsketch;
+		SELECT fpsketch_set_column_group('was_fps', 'ga', ARRAY['a']);
+		ALTER TABLE was_fps SET ACCESS METHOD heap;},
+		extra_params => [ '-U', 'mallory' ], on_error_stop => 1, stderr => \$err);
+	is($err, '', '(7) mallory creates her tables and groups') or diag $err;
+	$node->safe_psql(
+		'shop', q{
+		CREATE TABLE t2 (id int PRIMARY KEY, x int, y int) USING fpsketch;
+		INSERT INTO t2 VALUES (1, 1, 1);
+		SELECT fpsketch_set_column_group('t2', 'gx', ARRAY['x']);
+		-- the database owner dumps the tables she may read
+		GRANT SELECT ON t2 TO mallory;},
+		extra_params => [ '-U', 'alice' ]);
+
+	# dropping columns: gb loses its only column, gcd one of two
+	$node->safe_psql('shop', 'ALTER TABLE t1 DROP COLUMN b; ALTER TABLE t1 DROP COLUMN c',
+		extra_params => [ '-U', 'mallory' ]);
+	is($node->safe_psql('shop',
+			q{SELECT string_agg(rel::text || ':' || group_name || ':' || attnums::text || ':' || columns::text,
+				',' ORDER BY rel::text, groupno) FROM fpsketch_column_group}),
+		't1:ga:{2}:{a},t1:gcd:{5}:{d},t2:gx:{2}:{x},was_fps:ga:{2}:{a}',
+		'(7) a dropped column leaves its groups, a group without columns is gone');
+
+	# a non-owner cannot insert, change or delete another's groups
+	my %denied = (
+		insert => q{INSERT INTO fpsketch_column_group VALUES ('t1', 'evil', 9, NULL, '{d}')},
+		update => q{UPDATE fpsketch_column_group SET columns = '{}'},
+		delete => q{DELETE FROM fpsketch_column_group},
+		truncate => q{TRUNCATE fpsketch_column_group},
+		set_column_group => q{SELECT fpsketch_set_column_group('t1', 'ga', NULL)},
+		copy => "COPY fpsketch_column_group FROM STDIN;\npublic.t1\tevil\t9\t{}\t{d}\n\\.");
+	foreach my $what (sort keys %denied)
+	{
+		$node->psql('shop', "\\set VERBOSITY verbose\n$denied{$what}",
+			stderr => \$err, extra_params => [ '-U', 'alice' ]);
+		is(sqlstate($err), '42501', "(7) alice cannot $what mallory's groups: 42501")
+		  or diag $err;
+	}
+	# ... nor can mallory, alice's
+	$node->psql('shop',
+		"\\set VERBOSITY verbose\nINSERT INTO fpsketch_column_group VALUES ('t2', 'evil', 9, NULL, '{y}')",
+		stderr => \$err, extra_params => [ '-U', 'mallory' ]);
+	is(sqlstate($err), '42501', "(7) mallory cannot insert a group of alice's table") or diag $err;
+
+	# an owner can insert (restore) a group of her own table; bad rows from
+	# her fail cleanly
+	$node->psql(
+		'shop', q{
+		\set VERBOSITY verbose
+		CREATE TABLE t3 (id int PRIMARY KEY, p int, q int) USING fpsketch;
+		INSERT INTO fpsketch_column_group VALUES ('t3', 'gp', 3, '{7}', '{p}');
+		INSERT INTO fpsketch_column_group VALUES ('t3', NULL, 4, NULL, '{q}');
+		INSERT INTO fpsketch_column_group VALUES ('t3', 'gq', 4, NULL, ARRAY[NULL]::name[]);},
+		stderr => \$err, extra_params => [ '-U', 'mallory' ], on_error_stop => 0);
+	like($err, qr/ERROR:  23502/, '(7) mallory\'s row without a name: 23502');
+	like($err, qr/ERROR:  22004/, '(7) mallory\'s row with a NULL column name: 22004');
+	is($node->safe_psql('shop',
+			q{SELECT group_name || ':' || attnums::text FROM fpsketch_column_group WHERE rel = 't3'::regclass}),
+		'gp:{2}', '(7) mallory restores a group of her own table by INSERT (attnums from the names)');
+
+	# what an older build left behind: a group without columns, one with a
+	# column that no longer exists (inserted below the triggers)
+	$node->safe_psql(
+		'shop', q{
+		SET session_replication_role = replica;
+		INSERT INTO fpsketch_column_group VALUES ('t1', 'empty', 6, '{}', '{}');
+		INSERT INTO fpsketch_column_group VALUES ('t2', 'stale', 5, '{9}', '{vanished}');});
+
+	# (a) the database owner dumps it
+	my @dump = ('pg_dump', '-U', 'mallory', '-d', $node->connstr('shop'));
+	my $dumped_by = 'mallory';
+	my $ok = $node->command_ok([ @dump, '-Fp', '-f', "$dumpdir/shop.sql" ],
+		'(7a) pg_dump -Fp as the non-superuser owner of the database');
+	$ok &= $node->command_ok([ @dump, '-Fc', '-f', "$dumpdir/shop.dump" ],
+		'(7a) pg_dump -Fc as the non-superuser owner of the database');
+	unless ($ok)
+	{
+		# go on with a superuser's dump, to test the restores anyway
+		$dumped_by = 'the superuser';
+		$node->command_ok([ 'pg_dump', '-Fp', '-f', "$dumpdir/shop.sql", '-d', $node->connstr('shop') ],
+			'(7a) (pg_dump -Fp as the superuser)');
+		$node->command_ok([ 'pg_dump', '-Fc', '-f', "$dumpdir/shop.dump", '-d', $node->connstr('shop') ],
+			'(7a) (pg_dump -Fc as the superuser)');
+	}
+	my $groups_q = q{SELECT string_agg(rel::text || ':' || group_name || ':' || attnums::text || ':' || columns::text,
+		',' ORDER BY rel::text, groupno) FROM fpsketch_column_group};
+	# the groups of $db, or the error (the restore may have failed)
+	my $groups = sub {
+		my ($db) = @_;
+		my ($o, $e);
+		$node->psql($db, $groups_q, stdout => \$o, stderr => \$e);
+		return $e ? $e : $o;
+	};
+	my $want = 't1:ga:{2}:{a},t1:gcd:{3}:{d},t2:gx:{2}:{x},t3:gp:{2}:{p}';
+
+	# (b) plain format, one transaction
+	$node->safe_psql('postgres', 'CREATE DATABASE shop_plain');
+	$ret = $node->psql('shop_plain', '',
+		extra_params => [ '-1', '-f', "$dumpdir/shop.sql" ],
+		on_error_stop => 1, stdout => \$out, stderr => \$err);
+	is($ret, 0, "(7b) psql -1 restores the plain dump (by $dumped_by)") or diag $err;
+	like($err, qr/WARNING:  column group "empty" of "t1" is not restored/,
+		'(7b) ... with a WARNING for the group without columns');
+	like($err, qr/WARNING:  column group "stale" of "t2" is not restored.*\nDETAIL:  Column "vanished" of relation "t2" does not exist/,
+		'(7b) ... and one for the group whose column is gone');
+	like($err, qr/WARNING:  column group "ga" of "was_fps" is not restored.*\nDETAIL:  "was_fps" is not an fpsketch table/,
+		'(7b) ... and one for the table that is no longer fpsketch');
+	is($groups->('shop_plain'), $want, '(7b) every other group is restored');
+
+	# custom format, pg_restore (as a superuser)
+	$node->safe_psql('postgres', 'CREATE DATABASE shop_custom');
+	$node->command_ok([ 'pg_restore', '--exit-on-error', '-d', $node->connstr('shop_custom'),
+			"$dumpdir/shop.dump" ], '(7b) pg_restore of the custom dump');
+	is($groups->('shop_custom'), $want, '(7b) pg_restore: every other group');
+
+	# pg_restore by the owner of the new database (the extension is there)
+	$node->safe_psql('postgres', 'CREATE DATABASE shop_owner OWNER mallory');
+	$node->safe_psql('shop_owner', 'CREATE EXTENSION fpsketch');
+	my ($rout, $rerr);
+	IPC::Run::run([ 'pg_restore', '-U', 'mallory', '--no-owner', '--no-acl', '-d',
+			$node->connstr('shop_owner'), "$dumpdir/shop.dump" ],
+		'>', \$rout, '2>', \$rerr);
+	my @errors = grep { /error:/ && !/must be owner of extension fpsketch/ } split /\n/, $rerr;
+	is(join("\n", @errors), '',
+		'(7b) pg_restore --no-owner by the database owner: no error but the extension\'s comment');
+	is($groups->('shop_owner'), $want,
+		'(7b) the database owner restores every group');
 }
 
 my @problems = log_problems($node, 0,
