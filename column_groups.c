@@ -36,7 +36,10 @@
 #include "access/htup_details.h"
 #include "access/table.h"
 #include "access/genam.h"
+#include "catalog/indexing.h"
+#include "catalog/pg_am.h"
 #include "catalog/pg_class.h"
+#include "catalog/pg_index.h"
 #include "catalog/pg_type.h"
 #include "commands/trigger.h"
 #include "fmgr.h"
@@ -209,6 +212,32 @@ resolve_columns(Relation rel, FpsRelInfo *info, Datum *names, int ncolumns,
 }
 
 /*
+ * The extension's btree index on fpsketch_column_group (rel), or
+ * InvalidOid (then a heap scan finds the same rows).  fill_column_groups
+ * in cc/keys.c looks for it the same way.
+ */
+static Oid
+column_group_index(Relation cfg)
+{
+	Oid			indexoid = InvalidOid;
+	ListCell   *lc;
+
+	foreach(lc, RelationGetIndexList(cfg))
+	{
+		Relation	idx = index_open(lfirst_oid(lc), AccessShareLock);
+
+		if (idx->rd_rel->relam == BTREE_AM_OID && idx->rd_index->indisvalid &&
+			idx->rd_index->indkey.values[0] == Anum_group_rel &&
+			heap_attisnull(idx->rd_indextuple, Anum_pg_index_indpred, NULL))
+			indexoid = RelationGetRelid(idx);
+		index_close(idx, AccessShareLock);
+		if (OidIsValid(indexoid))
+			break;
+	}
+	return indexoid;
+}
+
+/*
  * rel's mapping changes in this transaction: every backend reloads it (at
  * our next command or commit, after the change is visible), and the floor
  * rises at commit.
@@ -309,6 +338,7 @@ fpsketch_set_column_group(PG_FUNCTION_ARGS)
 	Relation	rel;
 	Relation	cfg;
 	Oid			cfgoid;
+	Oid			indexoid;
 	FpsRelInfo *info;
 	SysScanDesc scan;
 	ScanKeyData key;
@@ -364,7 +394,8 @@ fpsketch_set_column_group(PG_FUNCTION_ARGS)
 	cfg = table_open(cfgoid, RowExclusiveLock);
 	ScanKeyInit(&key, Anum_group_rel, BTEqualStrategyNumber, F_OIDEQ,
 				ObjectIdGetDatum(relid));
-	scan = systable_beginscan(cfg, InvalidOid, false, NULL, 1, &key);
+	indexoid = column_group_index(cfg);
+	scan = systable_beginscan(cfg, indexoid, OidIsValid(indexoid), NULL, 1, &key);
 	attnums = resolve_columns(rel, info, names, ncolumns, &problem);
 	if (attnums == NULL)
 		raise_problem(&problem);
@@ -424,7 +455,8 @@ fpsketch_set_column_group(PG_FUNCTION_ARGS)
 		values[Anum_group_columns - 1] =
 			PointerGetDatum(construct_array(canonical, ncolumns, NAMEOID, NAMEDATALEN, false,
 											TYPALIGN_CHAR));
-		simple_heap_insert(cfg, heap_form_tuple(RelationGetDescr(cfg), values, isnull));
+		/* with its index entry: CatalogTupleInsert works on any table */
+		CatalogTupleInsert(cfg, heap_form_tuple(RelationGetDescr(cfg), values, isnull));
 	}
 	table_close(cfg, RowExclusiveLock);
 
@@ -464,6 +496,7 @@ fpsketch_column_group_restore(PG_FUNCTION_ARGS)
 	SysScanDesc scan;
 	ScanKeyData key;
 	HeapTuple	other;
+	Oid			indexoid;
 	const char *group_name;
 	GroupProblem problem;
 	int			i;
@@ -563,7 +596,8 @@ fpsketch_column_group_restore(PG_FUNCTION_ARGS)
 	/* a group of its name or number, or one of its columns, already there */
 	ScanKeyInit(&key, Anum_group_rel, BTEqualStrategyNumber, F_OIDEQ,
 				values[Anum_group_rel - 1]);
-	scan = systable_beginscan(cfg, InvalidOid, false, NULL, 1, &key);
+	indexoid = column_group_index(cfg);
+	scan = systable_beginscan(cfg, indexoid, OidIsValid(indexoid), NULL, 1, &key);
 	while (HeapTupleIsValid(other = systable_getnext(scan)))
 	{
 		bool		null;

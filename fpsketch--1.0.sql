@@ -104,6 +104,11 @@ CREATE TABLE @extschema@.fpsketch_column_group (
     attnums pg_catalog.int2[] NOT NULL,
     columns pg_catalog.name[]
 );
+
+-- Every relcache build of an fpsketch table looks up its groups
+-- (cc/keys.c): by this index, not by reading every table's.
+CREATE INDEX fpsketch_column_group_rel_idx ON @extschema@.fpsketch_column_group (rel);
+
 -- Everyone may read the table and insert into it; nobody but its owner may
 -- update, delete or truncate.  pg_dump must read it to dump a database
 -- (whoever runs it), and it holds only relation OIDs, group names and

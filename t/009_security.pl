@@ -25,6 +25,8 @@
 #      owner) skips rows whose columns no longer resolve, with a WARNING,
 #      and keeps every other group; an owner can restore (INSERT) their own
 #      groups, a non-owner cannot insert, change or delete another's;
+#  (8) the configuration table has an index on rel, and the relcache build
+#      of an fpsketch table uses it (with 3000 other tables' groups).
 #
 # FPS_SEC_PARTS=1,2 runs only the parts listed.
 
@@ -39,7 +41,7 @@ use PostgreSQL::Test::Utils;
 use Test::More;
 use Time::HiRes qw(usleep time);
 
-my %part = map { $_ => 1 } split /,/, ($ENV{FPS_SEC_PARTS} // '1,2,5,7');
+my %part = map { $_ => 1 } split /,/, ($ENV{FPS_SEC_PARTS} // '1,2,5,7,8');
 
 my $node = fps_node('fps_security');
 $node->safe_psql(
@@ -469,6 +471,71 @@ if ($part{7})
 		'(7b) pg_restore --no-owner by the database owner: no error but the extension\'s comment');
 	is($groups->('shop_owner'), $want,
 		'(7b) the database owner restores every group');
+}
+
+# ---------------------------------------------------------------------------
+# (8) the configuration table's index
+# ---------------------------------------------------------------------------
+if ($part{8})
+{
+	$node->safe_psql('postgres', 'CREATE DATABASE many OWNER mallory');
+	$node->safe_psql('many', 'CREATE EXTENSION fpsketch');
+	my $t0 = time;
+	$node->safe_psql(
+		'many', q{
+		CREATE TABLE probe (id int PRIMARY KEY, a int, b int) USING fpsketch;
+		INSERT INTO probe VALUES (1, 1, 1);
+		GRANT SELECT ON probe TO PUBLIC;
+		SELECT fpsketch_set_column_group('probe', 'ga', ARRAY['a']);
+		DO $$
+		BEGIN
+			FOR i IN 1 .. 3000 LOOP
+				EXECUTE format('CREATE TABLE t%s (id int PRIMARY KEY, a int, b int) USING fpsketch', i);
+				PERFORM fpsketch_set_column_group(format('t%s', i), 'ga', ARRAY['a']);
+				PERFORM fpsketch_set_column_group(format('t%s', i), 'gb', ARRAY['b']);
+				IF i % 100 = 0 THEN
+					COMMIT;
+				END IF;
+			END LOOP;
+		END $$;},
+		extra_params => [ '-U', 'mallory' ]);
+	note(sprintf('(8) 3000 tables with 2 groups each created in %.1f s', time - $t0));
+
+	my $idx = q{SELECT coalesce((SELECT idx_scan FROM pg_stat_user_indexes
+		WHERE relname = 'fpsketch_column_group' AND indexrelname = 'fpsketch_column_group_rel_idx'), -1)};
+	my $before = $node->safe_psql('many', $idx);
+	isnt($before, '-1', '(8) fpsketch_column_group has the index on rel');
+
+	# a new connection's first query on probe builds its relcache entry
+	my @ms;
+	for my $i (1 .. 5)
+	{
+		my $o = $node->safe_psql('many',
+			"\\timing on\nSELECT a FROM probe WHERE id = 1;",
+			extra_params => [ '-U', 'alice' ]);
+		push @ms, $1 if $o =~ /Time: ([\d.]+) ms/;
+	}
+	@ms = sort { $a <=> $b } @ms;
+	note("(8) first query on an fpsketch table in a new connection, 6001 groups: median $ms[2] ms (@ms)");
+	my $after = $before;
+	for (my $i = 0; $i < 100 && $after <= $before; $i++)
+	{
+		usleep(100_000);
+		$after = $node->safe_psql('many', $idx);
+	}
+	cmp_ok($after, '>=', $before + 5, "(8) ... and each scanned the index ($before -> $after)");
+
+	# set_column_group's rows have their index entries
+	$node->safe_psql('many', 'CREATE EXTENSION amcheck');
+	is($node->safe_psql('many',
+			q{SELECT bt_index_check('fpsketch_column_group_rel_idx', true)}),
+		'', '(8) the index has an entry for every row (bt_index_check heapallindexed)');
+
+	# the groups still work: a read of a pins group 0 and ga (+ the prefix key)
+	is($node->safe_psql('many', q{
+		SET enable_seqscan = off; SET enable_bitmapscan = off;
+		BEGIN; SELECT a FROM probe WHERE id = 1; SELECT pinned FROM fpsketch_stats; COMMIT;}),
+		"1\n3", '(8) the groups found through the index are in effect');
 }
 
 my @problems = log_problems($node, 0,
