@@ -3,20 +3,32 @@
 -- complain if script is sourced in psql, rather than via CREATE EXTENSION
 \echo Use "CREATE EXTENSION fpsketch" to load this file. \quit
 
-CREATE FUNCTION fpsketch_require_preload() RETURNS void
+-- Guard against search_path attacks (see "Security Considerations for
+-- Extension Scripts" in the PostgreSQL documentation): CREATE EXTENSION
+-- runs this script with the extension's schema on the search_path, where
+-- anyone who may create objects there could have placed an operator or
+-- function that matches an expression below better than pg_catalog's (an
+-- "=" for (oid, regclass), an unnest(int2[])).  A view or trigger bound to
+-- it would run it as whoever uses the extension, a superuser included.
+-- So: only pg_catalog on the path (the setting ends with CREATE
+-- EXTENSION), the extension's own objects named with @extschema@, and
+-- operators, functions and types in expressions qualified anyway.
+SET LOCAL search_path = pg_catalog, pg_temp;
+
+CREATE FUNCTION @extschema@.fpsketch_require_preload() RETURNS void
 AS 'MODULE_PATHNAME' LANGUAGE C STRICT;
 
 -- fail early and clearly when the library is not preloaded
-SELECT fpsketch_require_preload();
+SELECT @extschema@.fpsketch_require_preload();
 
-CREATE FUNCTION fpsketch_tableam_handler(internal)
+CREATE FUNCTION @extschema@.fpsketch_tableam_handler(internal)
 RETURNS table_am_handler
 AS 'MODULE_PATHNAME' LANGUAGE C STRICT;
 
-CREATE ACCESS METHOD fpsketch TYPE TABLE HANDLER fpsketch_tableam_handler;
+CREATE ACCESS METHOD fpsketch TYPE TABLE HANDLER @extschema@.fpsketch_tableam_handler;
 COMMENT ON ACCESS METHOD fpsketch IS 'heap storage, serializable by TicToc or STO with per-row timestamps in an FPSketch';
 
-CREATE FUNCTION fpsketch_stats(
+CREATE FUNCTION @extschema@.fpsketch_stats(
     OUT protocol text,
     OUT variant text,
     OUT eviction text,
@@ -74,81 +86,162 @@ CREATE FUNCTION fpsketch_stats(
 RETURNS record
 AS 'MODULE_PATHNAME' LANGUAGE C STRICT VOLATILE;
 
-CREATE VIEW fpsketch_stats AS SELECT * FROM fpsketch_stats();
-GRANT SELECT ON fpsketch_stats TO PUBLIC;
+CREATE VIEW @extschema@.fpsketch_stats AS SELECT * FROM @extschema@.fpsketch_stats();
+GRANT SELECT ON @extschema@.fpsketch_stats TO PUBLIC;
 
-CREATE FUNCTION fpsketch_stats_reset() RETURNS void
+CREATE FUNCTION @extschema@.fpsketch_stats_reset() RETURNS void
 AS 'MODULE_PATHNAME' LANGUAGE C STRICT VOLATILE;
 
-REVOKE ALL ON FUNCTION fpsketch_stats_reset() FROM PUBLIC;
+REVOKE ALL ON FUNCTION @extschema@.fpsketch_stats_reset() FROM PUBLIC;
 
 -- Column groups: per-group row timestamps (see column_groups.c).  Written
 -- by fpsketch_set_column_group().  pg_dump dumps the rows (a configuration
 -- table); on restore the trigger below takes the attribute numbers again
--- from the column names, which follow renames.
-CREATE TABLE fpsketch_column_group (
-    rel regclass NOT NULL,
-    group_name name NOT NULL,
-    groupno int2 NOT NULL CHECK (groupno BETWEEN 1 AND 15),
-    attnums int2[] NOT NULL,
-    columns name[]
+-- from the column names, which follow renames and drops (the event
+-- triggers further down).
+CREATE TABLE @extschema@.fpsketch_column_group (
+    rel pg_catalog.regclass NOT NULL,
+    group_name pg_catalog.name NOT NULL,
+    groupno pg_catalog.int2 NOT NULL
+        CHECK (groupno OPERATOR(pg_catalog.>=) 1 AND groupno OPERATOR(pg_catalog.<=) 15),
+    attnums pg_catalog.int2[] NOT NULL,
+    columns pg_catalog.name[]
 );
-REVOKE ALL ON fpsketch_column_group FROM PUBLIC;
-SELECT pg_catalog.pg_extension_config_dump('fpsketch_column_group', '');
 
-CREATE FUNCTION fpsketch_column_group_restore() RETURNS trigger
+-- Every relcache build of an fpsketch table looks up its groups
+-- (cc/keys.c): by this index, not by reading every table's.
+CREATE INDEX fpsketch_column_group_rel_idx ON @extschema@.fpsketch_column_group (rel);
+
+-- Everyone may read the table and insert into it; nobody but its owner may
+-- update, delete or truncate.  pg_dump must read it to dump a database
+-- (whoever runs it), and it holds only relation OIDs, group names and
+-- column names, which pg_class, pg_attribute and pg_constraint show to
+-- everyone anyway.  An INSERT (a restore's COPY) goes through the trigger
+-- below, which lets only a table's owner add its groups.  Dropping a group
+-- is fpsketch_set_column_group's job, which checks ownership too.
+REVOKE ALL ON @extschema@.fpsketch_column_group FROM PUBLIC;
+GRANT SELECT, INSERT ON @extschema@.fpsketch_column_group TO PUBLIC;
+SELECT pg_catalog.pg_extension_config_dump('@extschema@.fpsketch_column_group', '');
+
+CREATE FUNCTION @extschema@.fpsketch_column_group_restore() RETURNS trigger
 AS 'MODULE_PATHNAME' LANGUAGE C;
-REVOKE ALL ON FUNCTION fpsketch_column_group_restore() FROM PUBLIC;
-CREATE TRIGGER fpsketch_column_group_restore BEFORE INSERT ON fpsketch_column_group
-    FOR EACH ROW EXECUTE FUNCTION fpsketch_column_group_restore();
+REVOKE ALL ON FUNCTION @extschema@.fpsketch_column_group_restore() FROM PUBLIC;
+CREATE TRIGGER fpsketch_column_group_restore BEFORE INSERT ON @extschema@.fpsketch_column_group
+    FOR EACH ROW EXECUTE FUNCTION @extschema@.fpsketch_column_group_restore();
 
-CREATE FUNCTION fpsketch_set_column_group(rel regclass, group_name name, columns name[])
+CREATE FUNCTION @extschema@.fpsketch_set_column_group(rel pg_catalog.regclass,
+                                                      group_name pg_catalog.name,
+                                                      columns pg_catalog.name[])
 RETURNS void
 AS 'MODULE_PATHNAME' LANGUAGE C CALLED ON NULL INPUT VOLATILE;
 
-COMMENT ON FUNCTION fpsketch_set_column_group(regclass, name, name[]) IS
+COMMENT ON FUNCTION @extschema@.fpsketch_set_column_group(pg_catalog.regclass, pg_catalog.name,
+                                                          pg_catalog.name[]) IS
 'give columns of an fpsketch table their own row timestamps (NULL columns: drop the group)';
 
-CREATE VIEW fpsketch_column_groups AS
+CREATE VIEW @extschema@.fpsketch_column_groups AS
 SELECT g.rel AS relation, g.group_name, g.groupno AS group_number,
        ARRAY(SELECT a.attname
-               FROM unnest(g.attnums) WITH ORDINALITY AS u(attnum, ord)
+               FROM pg_catalog.unnest(g.attnums) WITH ORDINALITY AS u(attnum, ord)
                JOIN pg_catalog.pg_attribute a
-                 ON a.attrelid = g.rel AND a.attnum = u.attnum AND NOT a.attisdropped
+                 ON a.attrelid OPERATOR(pg_catalog.=) g.rel::pg_catalog.oid
+                AND a.attnum OPERATOR(pg_catalog.=) u.attnum
+                AND NOT a.attisdropped
               ORDER BY u.ord) AS columns
-  FROM fpsketch_column_group g
-  JOIN pg_catalog.pg_class c ON c.oid = g.rel
- ORDER BY g.rel::oid, g.groupno;
-GRANT SELECT ON fpsketch_column_groups TO PUBLIC;
+  FROM @extschema@.fpsketch_column_group g
+  JOIN pg_catalog.pg_class c ON c.oid OPERATOR(pg_catalog.=) g.rel::pg_catalog.oid
+ ORDER BY g.rel::pg_catalog.oid, g.groupno;
+-- Not filtered by privileges: the table it reads is readable by everyone
+-- (see above), and pg_class shows every table's name to everyone.
+GRANT SELECT ON @extschema@.fpsketch_column_groups TO PUBLIC;
 
--- Forget the groups of dropped tables (their OIDs may be reused).
-CREATE FUNCTION fpsketch_forget_dropped_tables() RETURNS event_trigger
+-- The event triggers' functions run as the extension's owner (a
+-- superuser) for everyone's DDL: a fixed search_path, and qualified names.
+--
+-- They keep every group's attnums and column names those of the table's
+-- live columns, in the declared order: a dropped column leaves its group,
+-- and a group left without columns is dropped (a row without columns
+-- could not be restored).  The UPDATE below does that for the tables in
+-- rels; both functions run it.
+
+-- Forget the groups of dropped tables (their OIDs may be reused), and
+-- dropped columns: ALTER TABLE ... DROP COLUMN, DROP TYPE ... CASCADE.
+CREATE FUNCTION @extschema@.fpsketch_forget_dropped_tables() RETURNS event_trigger
 LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+    rels pg_catalog.oid[];
 BEGIN
     DELETE FROM @extschema@.fpsketch_column_group g
-     WHERE NOT EXISTS (SELECT 1 FROM pg_catalog.pg_class c WHERE c.oid = g.rel);
+     WHERE NOT EXISTS (SELECT 1 FROM pg_catalog.pg_class c
+                        WHERE c.oid OPERATOR(pg_catalog.=) g.rel::pg_catalog.oid);
+
+    SELECT pg_catalog.array_agg(DISTINCT o.objid) INTO rels
+      FROM pg_catalog.pg_event_trigger_dropped_objects() o
+     WHERE o.classid OPERATOR(pg_catalog.=) 'pg_catalog.pg_class'::pg_catalog.regclass::pg_catalog.oid
+       AND o.objsubid OPERATOR(pg_catalog.<>) 0;
+    IF rels IS NULL THEN
+        RETURN;
+    END IF;
+    UPDATE @extschema@.fpsketch_column_group g
+       SET attnums = ARRAY(SELECT u.attnum
+                             FROM pg_catalog.unnest(g.attnums) WITH ORDINALITY AS u(attnum, ord)
+                             JOIN pg_catalog.pg_attribute a
+                               ON a.attrelid OPERATOR(pg_catalog.=) g.rel::pg_catalog.oid
+                              AND a.attnum OPERATOR(pg_catalog.=) u.attnum
+                              AND NOT a.attisdropped
+                            ORDER BY u.ord),
+           columns = ARRAY(SELECT a.attname
+                             FROM pg_catalog.unnest(g.attnums) WITH ORDINALITY AS u(attnum, ord)
+                             JOIN pg_catalog.pg_attribute a
+                               ON a.attrelid OPERATOR(pg_catalog.=) g.rel::pg_catalog.oid
+                              AND a.attnum OPERATOR(pg_catalog.=) u.attnum
+                              AND NOT a.attisdropped
+                            ORDER BY u.ord)
+     WHERE g.rel::pg_catalog.oid OPERATOR(pg_catalog.=) ANY (rels);
+    DELETE FROM @extschema@.fpsketch_column_group g
+     WHERE g.rel::pg_catalog.oid OPERATOR(pg_catalog.=) ANY (rels)
+       AND pg_catalog.cardinality(g.attnums) OPERATOR(pg_catalog.=) 0;
 END
 $$;
-REVOKE ALL ON FUNCTION fpsketch_forget_dropped_tables() FROM PUBLIC;
+REVOKE ALL ON FUNCTION @extschema@.fpsketch_forget_dropped_tables() FROM PUBLIC;
 CREATE EVENT TRIGGER fpsketch_forget_dropped_tables ON sql_drop
-    EXECUTE FUNCTION fpsketch_forget_dropped_tables();
+    EXECUTE FUNCTION @extschema@.fpsketch_forget_dropped_tables();
 
 -- Keep the column names of groups current (for pg_dump) after ALTER TABLE:
--- renamed columns, and dropped ones left out.
-CREATE FUNCTION fpsketch_rename_group_columns() RETURNS event_trigger
+-- renamed columns (and dropped ones, already done at sql_drop).
+CREATE FUNCTION @extschema@.fpsketch_rename_group_columns() RETURNS event_trigger
 LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+    rels pg_catalog.oid[];
 BEGIN
+    SELECT pg_catalog.array_agg(DISTINCT c.objid) INTO rels
+      FROM pg_catalog.pg_event_trigger_ddl_commands() c
+     WHERE c.classid OPERATOR(pg_catalog.=) 'pg_catalog.pg_class'::pg_catalog.regclass::pg_catalog.oid;
+    IF rels IS NULL THEN
+        RETURN;
+    END IF;
     UPDATE @extschema@.fpsketch_column_group g
-       SET columns = ARRAY(SELECT a.attname
-                             FROM unnest(g.attnums) WITH ORDINALITY AS u(attnum, ord)
-                             JOIN pg_attribute a
-                               ON a.attrelid = g.rel AND a.attnum = u.attnum AND NOT a.attisdropped
+       SET attnums = ARRAY(SELECT u.attnum
+                             FROM pg_catalog.unnest(g.attnums) WITH ORDINALITY AS u(attnum, ord)
+                             JOIN pg_catalog.pg_attribute a
+                               ON a.attrelid OPERATOR(pg_catalog.=) g.rel::pg_catalog.oid
+                              AND a.attnum OPERATOR(pg_catalog.=) u.attnum
+                              AND NOT a.attisdropped
+                            ORDER BY u.ord),
+           columns = ARRAY(SELECT a.attname
+                             FROM pg_catalog.unnest(g.attnums) WITH ORDINALITY AS u(attnum, ord)
+                             JOIN pg_catalog.pg_attribute a
+                               ON a.attrelid OPERATOR(pg_catalog.=) g.rel::pg_catalog.oid
+                              AND a.attnum OPERATOR(pg_catalog.=) u.attnum
+                              AND NOT a.attisdropped
                             ORDER BY u.ord)
-     WHERE g.rel IN (SELECT c.objid FROM pg_event_trigger_ddl_commands() c
-                      WHERE c.classid = 'pg_class'::regclass);
+     WHERE g.rel::pg_catalog.oid OPERATOR(pg_catalog.=) ANY (rels);
+    DELETE FROM @extschema@.fpsketch_column_group g
+     WHERE g.rel::pg_catalog.oid OPERATOR(pg_catalog.=) ANY (rels)
+       AND pg_catalog.cardinality(g.attnums) OPERATOR(pg_catalog.=) 0;
 END
 $$;
-REVOKE ALL ON FUNCTION fpsketch_rename_group_columns() FROM PUBLIC;
+REVOKE ALL ON FUNCTION @extschema@.fpsketch_rename_group_columns() FROM PUBLIC;
 CREATE EVENT TRIGGER fpsketch_rename_group_columns ON ddl_command_end
     WHEN TAG IN ('ALTER TABLE')
-    EXECUTE FUNCTION fpsketch_rename_group_columns();
+    EXECUTE FUNCTION @extschema@.fpsketch_rename_group_columns();

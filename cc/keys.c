@@ -251,6 +251,8 @@ fill_column_groups(Relation rel, FpsRelInfo *info)
 {
 	Oid			cfgoid;
 	Relation	cfg;
+	Oid			indexoid = InvalidOid;
+	ListCell   *lc;
 	SysScanDesc scan;
 	ScanKeyData key;
 	HeapTuple	tup;
@@ -261,9 +263,29 @@ fill_column_groups(Relation rel, FpsRelInfo *info)
 	if (!OidIsValid(cfgoid))
 		return;
 	cfg = table_open(cfgoid, AccessShareLock);
+
+	/*
+	 * Every relcache build of an fpsketch table comes here: through the
+	 * extension's btree index on rel (fpsketch--1.0.sql; column_groups.c
+	 * looks for it the same way), not a scan of every table's groups.
+	 * Without a usable one, the heap scan finds the same rows.
+	 */
+	foreach(lc, RelationGetIndexList(cfg))
+	{
+		Relation	idx = index_open(lfirst_oid(lc), AccessShareLock);
+
+		if (idx->rd_rel->relam == BTREE_AM_OID && idx->rd_index->indisvalid &&
+			idx->rd_index->indkey.values[0] == 1 &&
+			heap_attisnull(idx->rd_indextuple, Anum_pg_index_indpred, NULL))
+			indexoid = RelationGetRelid(idx);
+		index_close(idx, AccessShareLock);
+		if (OidIsValid(indexoid))
+			break;
+	}
+
 	ScanKeyInit(&key, 1, BTEqualStrategyNumber, F_OIDEQ,
 				ObjectIdGetDatum(info->relid));
-	scan = systable_beginscan(cfg, InvalidOid, false, NULL, 1, &key);
+	scan = systable_beginscan(cfg, indexoid, OidIsValid(indexoid), NULL, 1, &key);
 	while (HeapTupleIsValid(tup = systable_getnext(scan)))
 	{
 		bool		isnull;

@@ -53,7 +53,7 @@ SELECT count(*) AS rows_of_dropped_tables FROM fpsketch_column_group;
 DROP TABLE cg_nopk, cg_heap;
 
 -- pg_dump dumps fpsketch_column_group: its column names follow renames,
--- and leave dropped columns out
+-- and dropped columns leave their groups (attnums too)
 CREATE TABLE cg2 (id int PRIMARY KEY, gone int, a int, b int, c int) USING fpsketch;
 INSERT INTO cg2 VALUES (1, 0, 0, 0, 0);
 SELECT fpsketch_set_column_group('cg2', 'ab', ARRAY['a', 'b']);
@@ -62,6 +62,14 @@ SELECT group_name, groupno, attnums, columns FROM fpsketch_column_group WHERE re
 ALTER TABLE cg2 DROP COLUMN b;
 SELECT group_name, groupno, attnums, columns FROM fpsketch_column_group WHERE rel = 'cg2'::regclass;
 SELECT fpsketch_set_column_group('cg2', 'ab', NULL);
+-- a group whose last column is dropped goes with it (a row without
+-- columns could not be restored)
+CREATE TABLE cg3 (id int PRIMARY KEY, x int, y int) USING fpsketch;
+SELECT fpsketch_set_column_group('cg3', 'x', ARRAY['x']);
+SELECT fpsketch_set_column_group('cg3', 'y', ARRAY['y']);
+ALTER TABLE cg3 DROP COLUMN x;
+SELECT group_name, groupno, attnums, columns FROM fpsketch_column_group WHERE rel = 'cg3'::regclass;
+DROP TABLE cg3;
 
 -- pg_restore COPYs the rows back into a table without the dropped columns:
 -- a row inserted by SQL takes its attribute numbers from the names
@@ -77,7 +85,11 @@ SELECT a2 FROM cg2 WHERE id = 1;
 SELECT pinned AS "restored group + group 0 + prefix" FROM fpsketch_stats;
 COMMIT;
 
--- restored rows are checked like declarations; each leaves the groups as they were
+-- restored rows are checked like declarations and each leaves the groups
+-- as they were: a row that does not fit the table (a column that does not
+-- exist or is in the row identity, no columns, not an fpsketch table) is
+-- skipped with a WARNING, so that one stale row does not abort a restore;
+-- a row that conflicts with a group already there is an error
 INSERT INTO fpsketch_column_group VALUES ('cg2', 'x', 5, '{1}', '{nope}');
 INSERT INTO fpsketch_column_group VALUES ('cg2', 'x', 5, '{1}', '{id}');
 INSERT INTO fpsketch_column_group VALUES ('cg2', 'restored', 5, '{1}', '{c}');
