@@ -13,7 +13,9 @@ OBJS = \
 	am/statement.o \
 	am/track.o \
 	am/versions.o \
+	am/visibility.o \
 	column_groups.o \
+	cc/commit_ts.o \
 	cc/keys.o \
 	cc/sto.o \
 	cc/tictoc.o \

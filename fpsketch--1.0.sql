@@ -66,6 +66,7 @@ CREATE FUNCTION @extschema@.fpsketch_stats(
     OUT aborts_sto_write_too_late bigint,
     OUT aborts_sto_waited_for_writer bigint,
     OUT aborts_wait_cycle bigint,
+    OUT aborts_snapshot_too_old bigint,
     OUT lock_waits bigint,
     OUT floor_raises bigint,
     OUT phantom_relation_reads bigint,
@@ -82,7 +83,15 @@ CREATE FUNCTION @extschema@.fpsketch_stats(
     OUT write_escalations bigint,
     OUT pool_pins bigint,
     OUT pins_refused bigint,
-    OUT kept_locks bigint)
+    OUT kept_locks bigint,
+    OUT ts_snapshots bigint,
+    OUT ts_waits bigint,
+    OUT commit_ts_capacity bigint,
+    OUT commit_ts_entries bigint,
+    OUT commit_ts_entries_hwm bigint,
+    OUT commit_ts_drops bigint,
+    OUT commit_ts_lost bigint,
+    OUT commit_ts_bytes bigint)
 RETURNS record
 AS 'MODULE_PATHNAME' LANGUAGE C STRICT VOLATILE;
 

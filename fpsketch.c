@@ -55,6 +55,8 @@ bool		fps_prefix_predicates = true;
 bool		fps_reevaluate_updates = true;
 bool		fps_stable_rereads = true;
 bool		fps_early_aborts = true;
+bool		fps_timestamp_snapshots = true;
+int			fps_commit_ts_entries = 131072;
 bool		fps_column_groups_enabled = true;
 bool		fps_prefer_index_scans = true;
 int			fps_wait_policy = FPS_WAIT_CYCLE_CHECK;
@@ -69,6 +71,7 @@ static int	fps_max_entries = -1;
 static const struct config_enum_entry protocol_options[] = {
 	{"tictoc", FPS_PROTOCOL_TICTOC, false},
 	{"sto", FPS_PROTOCOL_STO, false},
+	{"mvto", FPS_PROTOCOL_MVTO, false},
 	{"off", FPS_PROTOCOL_OFF, false},
 	{NULL, 0, false}
 };
@@ -179,9 +182,12 @@ fps_shmem_request(void)
 	if (prev_shmem_request_hook)
 		prev_shmem_request_hook();
 	fps_config(&config);
-	RequestAddinShmemSpace(add_size(add_size(fps_shmem_size(&config),
-											 sizeof(FpsSharedCounters)),
-									row_lock_waits_size()));
+	RequestAddinShmemSpace(add_size(add_size(add_size(fps_shmem_size(&config),
+													  sizeof(FpsSharedCounters)),
+											 row_lock_waits_size()),
+									fps_commit_ts_shmem_size(fps_commit_ts_entries)));
+	RequestNamedLWLockTranche("fpsketch commit_ts",
+							  fps_commit_ts_lwlocks(fps_commit_ts_entries));
 }
 
 static void
@@ -222,6 +228,9 @@ fps_shmem_startup(void)
 		for (int i = 0; i < row_lock_wait_slots(); i++)
 			pg_atomic_init_u32(&fps_row_lock_waits_for[i], InvalidTransactionId);
 	}
+	mem = ShmemInitStruct("fpsketch commit_ts",
+						  fps_commit_ts_shmem_size(fps_commit_ts_entries), &found);
+	fps_commit_ts_shmem_init(mem, found, fps_commit_ts_entries);
 	LWLockRelease(AddinShmemInitLock);
 }
 
@@ -550,7 +559,7 @@ check_raw_enum(const char *name, const struct config_enum_entry *options)
 			(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 			 errmsg("invalid value for parameter \"%s\": \"%s\"", name, raw),
 			 errhint("Available values: %s.",
-					 options == protocol_options ? "tictoc, sto, off" :
+					 options == protocol_options ? "tictoc, sto, mvto, off" :
 					 "focus_sketch, focus_counter, exact")));
 }
 
@@ -598,6 +607,7 @@ check_raw_settings(void)
 	check_raw_int("fpsketch.sketch_rows", 0, 1, 16);
 	check_raw_int("fpsketch.max_entries", 0, -1, 64 * 1024 * 1024);
 	check_raw_int("fpsketch.lock_wait_timeout", GUC_UNIT_MS, 1, INT_MAX);
+	check_raw_int("fpsketch.commit_ts_entries", 0, 1024, 64 * 1024 * 1024);
 }
 
 
@@ -616,7 +626,7 @@ _PG_init(void)
 
 	DefineCustomEnumVariable("fpsketch.protocol",
 							 "Concurrency control protocol for fpsketch tables.",
-							 "tictoc (optimistic, validated at commit) or sto (strict timestamp ordering, checked at every access) make every transaction that touches fpsketch tables serializable; off tracks nothing (heap READ COMMITTED behaviour).",
+							 "tictoc (optimistic, validated at commit), sto (strict timestamp ordering, checked at every access) or mvto (sto's writes, reads of the version current at the transaction's timestamp) make every transaction that touches fpsketch tables serializable; off tracks nothing (heap READ COMMITTED behaviour).",
 							 &fps_protocol, FPS_PROTOCOL_TICTOC, protocol_options,
 							 PGC_POSTMASTER, 0, NULL, NULL, NULL);
 	DefineCustomEnumVariable("fpsketch.variant",
@@ -684,6 +694,16 @@ _PG_init(void)
 							 "TicToc only: a row read earlier was overwritten by a commit whose timestamp the transaction cannot commit before, so validation at commit would fail; failing before the statement takes row locks spares the transactions that would wait for them.  Skipped for transactions of more than 64 keys.",
 							 &fps_early_aborts, true,
 							 PGC_USERSET, 0, NULL, NULL, NULL);
+	DefineCustomBoolVariable("fpsketch.timestamp_snapshots",
+							 "Read-only transactions read every row in its version at a timestamp and never abort.",
+							 "Applies to BEGIN READ ONLY, SET TRANSACTION READ ONLY, default_transaction_read_only and single-statement SELECTs that can write nothing; versions are chosen by their commit timestamps.  Off: they are validated like any transaction (and may abort).",
+							 &fps_timestamp_snapshots, true,
+							 PGC_USERSET, 0, NULL, NULL, NULL);
+	DefineCustomIntVariable("fpsketch.commit_ts_entries",
+							"Entries of the shared map from transaction to commit timestamp, which timestamp snapshots read.",
+							"An entry goes once no running reader's timestamp is below it; a reader that outlives what the map can keep at the current write rate gets 40001 (snapshot too old).",
+							&fps_commit_ts_entries, 131072, 1024, 64 * 1024 * 1024,
+							PGC_POSTMASTER, 0, NULL, NULL, NULL);
 	DefineCustomIntVariable("fpsketch.escalation_threshold",
 							"Rows of one relation a transaction reads with row keys before it reads the whole relation's key instead.",
 							"Escalation bounds how much of the exact table one transaction pins; it is always safe, but the transaction then conflicts with every writer of the relation.",
@@ -759,7 +779,8 @@ fpsketch_stats(PG_FUNCTION_ARGS)
 	fps_get_stats(fps_sketch, &s);
 	memset(nulls, 0, sizeof(nulls));
 	values[i++] = CStringGetTextDatum(fps_protocol == FPS_PROTOCOL_TICTOC ? "tictoc" :
-									  fps_protocol == FPS_PROTOCOL_STO ? "sto" : "off");
+									  fps_protocol == FPS_PROTOCOL_STO ? "sto" :
+									  fps_protocol == FPS_PROTOCOL_MVTO ? "mvto" : "off");
 	values[i++] = CStringGetTextDatum(variant_names[s.variant]);
 	/* when an unpinned key leaves the exact table for the sketch */
 	values[i++] = CStringGetTextDatum(fps_evicts_on_unpin(s.variant, s.eviction) ? "unpin" :
@@ -805,6 +826,19 @@ fpsketch_stats(PG_FUNCTION_ARGS)
 	values[i++] = Int64GetDatum(fps_atomic_load(&fps_counters->pool_pins));
 	values[i++] = Int64GetDatum(fps_atomic_load(&fps_counters->pins_refused));
 	values[i++] = Int64GetDatum(fps_atomic_load(&fps_counters->kept_locks));
+	values[i++] = Int64GetDatum(fps_atomic_load(&fps_counters->ts_snapshots));
+	values[i++] = Int64GetDatum(fps_atomic_load(&fps_counters->ts_waits));
+	{
+		FpsCtsStats cs;
+
+		fps_commit_ts_stats(&cs);
+		values[i++] = Int64GetDatum(cs.capacity);
+		values[i++] = Int64GetDatum(cs.entries);
+		values[i++] = Int64GetDatum(cs.entries_hwm);
+		values[i++] = Int64GetDatum(cs.drops);
+		values[i++] = Int64GetDatum(cs.lost);
+		values[i++] = Int64GetDatum(cs.bytes);
+	}
 	if (i != tupdesc->natts)
 		elog(ERROR, "fpsketch_stats() returns %d columns, its SQL definition %d: reinstall the extension",
 			 i, tupdesc->natts);
@@ -841,5 +875,8 @@ fpsketch_stats_reset(PG_FUNCTION_ARGS)
 	fps_atomic_store(&fps_counters->write_escalations, 0);
 	fps_atomic_store(&fps_counters->pins_refused, 0);
 	fps_atomic_store(&fps_counters->kept_locks, 0);
+	fps_atomic_store(&fps_counters->ts_snapshots, 0);
+	fps_atomic_store(&fps_counters->ts_waits, 0);
+	fps_commit_ts_reset_stats();
 	PG_RETURN_VOID();
 }

@@ -39,7 +39,9 @@ static const TableAmRoutine *heap_routine;
 
 /*
  * A scan that can see any row of the relation reads its relation key first,
- * and may get a newer snapshot (am/predicate.c).
+ * and may get a newer snapshot (am/predicate.c).  A scan at a timestamp
+ * (am/visibility.c) runs on SnapshotAny: every version, judged by commit
+ * timestamps.
  */
 static TableScanDesc
 fps_scan_begin(Relation rel, Snapshot snapshot, int nkeys,
@@ -59,8 +61,24 @@ fps_scan_begin(Relation rel, Snapshot snapshot, int nkeys,
 			snapshot = fresh;
 			flags |= SO_TEMP_SNAPSHOT;	/* heap_endscan unregisters it */
 		}
+		else if (fps_ts_read_of(rel, snapshot))
+		{
+			fps_ts_scan_start(rel, (flags & SO_TYPE_SEQSCAN) != 0);
+			if (flags & SO_TEMP_SNAPSHOT)
+				UnregisterSnapshot(snapshot);
+			snapshot = SnapshotAny;
+			flags &= ~SO_TEMP_SNAPSHOT;
+			flags |= FPS_SO_TIMESTAMP;
+		}
 	}
 	return heap_routine->scan_begin(rel, snapshot, nkeys, key, pscan, flags);
+}
+
+/* Does a scan read at a timestamp (its versions judged by fps_ts_visible)? */
+static inline bool
+scan_at_timestamp(TableScanDesc scan)
+{
+	return (scan->rs_flags & FPS_SO_TIMESTAMP) != 0;
 }
 
 /* ---- index fetches: their predicate state rides along (am/predicate.c) ---- */
@@ -97,6 +115,13 @@ static bool
 fps_scan_getnextslot(TableScanDesc scan, ScanDirection direction,
 					 TupleTableSlot *slot)
 {
+	if (scan_at_timestamp(scan))
+	{
+		while (heap_routine->scan_getnextslot(scan, direction, slot))
+			if (fps_ts_visible(scan->rs_rd, slot))
+				return true;
+		return false;
+	}
 	if (!heap_routine->scan_getnextslot(scan, direction, slot))
 		return false;
 	if (fps_snapshot_is_tracked(scan->rs_snapshot))
@@ -108,11 +133,41 @@ static bool
 fps_scan_getnextslot_tidrange(TableScanDesc scan, ScanDirection direction,
 							  TupleTableSlot *slot)
 {
+	if (scan_at_timestamp(scan))
+	{
+		while (heap_routine->scan_getnextslot_tidrange(scan, direction, slot))
+			if (fps_ts_visible(scan->rs_rd, slot))
+				return true;
+		return false;
+	}
 	if (!heap_routine->scan_getnextslot_tidrange(scan, direction, slot))
 		return false;
 	if (fps_snapshot_is_tracked(scan->rs_snapshot))
 		fps_track_read(scan->rs_rd, slot, false);
 	return true;
+}
+
+/*
+ * At a timestamp, the index entry's HOT chain is walked member by member
+ * (SnapshotAny hands them out one call at a time) until the version at ts.
+ */
+static bool
+index_fetch_at_timestamp(struct IndexFetchTableData *scan, ItemPointer tid,
+						 TupleTableSlot *slot, bool *call_again, bool *all_dead)
+{
+	bool		again = *call_again;
+
+	*call_again = false;
+	for (;;)
+	{
+		if (!heap_routine->index_fetch_tuple(scan, tid, SnapshotAny, slot,
+											 &again, all_dead))
+			return false;
+		if (fps_ts_visible(scan->rel, slot))
+			return true;		/* one version per chain is at ts */
+		if (!again)
+			return false;
+	}
 }
 
 static bool
@@ -121,6 +176,8 @@ fps_index_fetch_tuple(struct IndexFetchTableData *scan, ItemPointer tid,
 					  bool *call_again, bool *all_dead)
 {
 	snapshot = fps_index_predicate_snapshot((FpsIndexFetch *) scan, snapshot);
+	if (fps_ts_read_of(scan->rel, snapshot))
+		return index_fetch_at_timestamp(scan, tid, slot, call_again, all_dead);
 	if (!heap_routine->index_fetch_tuple(scan, tid, snapshot, slot,
 										 call_again, all_dead))
 		return false;
@@ -139,6 +196,9 @@ fps_tuple_fetch_row_version(Relation rel, ItemPointer tid, Snapshot snapshot,
 	/* a fetch by TID on an MVCC snapshot is a TID scan: coarse predicate */
 	if (snapshot != NULL && IsMVCCSnapshot(snapshot))
 		fresh = fps_read_relation_predicate(rel, snapshot);
+	if (fresh == NULL && fps_ts_read_of(rel, snapshot))
+		return heap_routine->tuple_fetch_row_version(rel, tid, SnapshotAny, slot) &&
+			fps_ts_visible(rel, slot);
 	found = heap_routine->tuple_fetch_row_version(rel, tid,
 												  fresh ? fresh : snapshot, slot);
 	if (fresh != NULL)
@@ -150,10 +210,33 @@ fps_tuple_fetch_row_version(Relation rel, ItemPointer tid, Snapshot snapshot,
 	return true;
 }
 
+/*
+ * At a timestamp every line pointer of the page is a candidate (an exact
+ * page's TIDs name HOT chains, whose members heap would not hand out):
+ * the page is read as lossy, and the executor rechecks the quals.
+ */
+static bool
+fps_scan_bitmap_next_block(TableScanDesc scan, struct TBMIterateResult *tbmres)
+{
+	if (scan_at_timestamp(scan))
+	{
+		tbmres->ntuples = -1;
+		tbmres->recheck = true;
+	}
+	return heap_routine->scan_bitmap_next_block(scan, tbmres);
+}
+
 static bool
 fps_scan_bitmap_next_tuple(TableScanDesc scan, struct TBMIterateResult *tbmres,
 						   TupleTableSlot *slot)
 {
+	if (scan_at_timestamp(scan))
+	{
+		while (heap_routine->scan_bitmap_next_tuple(scan, tbmres, slot))
+			if (fps_ts_visible(scan->rs_rd, slot))
+				return true;
+		return false;
+	}
 	if (!heap_routine->scan_bitmap_next_tuple(scan, tbmres, slot))
 		return false;
 	if (fps_snapshot_is_tracked(scan->rs_snapshot))
@@ -165,13 +248,19 @@ static bool
 fps_scan_sample_next_tuple(TableScanDesc scan, struct SampleScanState *scanstate,
 						   TupleTableSlot *slot)
 {
+	if (scan_at_timestamp(scan))
+	{
+		while (heap_routine->scan_sample_next_tuple(scan, scanstate, slot))
+			if (fps_ts_visible(scan->rs_rd, slot))
+				return true;
+		return false;
+	}
 	if (!heap_routine->scan_sample_next_tuple(scan, scanstate, slot))
 		return false;
 	if (fps_snapshot_is_tracked(scan->rs_snapshot))
 		fps_track_read(scan->rs_rd, slot, false);
 	return true;
 }
-
 
 /*
  * Locking a row reads its latest version (ON CONFLICT DO UPDATE, FOR UPDATE).
@@ -374,6 +463,7 @@ fps_table_am_routine(void)
 		fps_routine.index_fetch_end = fps_index_fetch_end;
 		fps_routine.index_fetch_tuple = fps_index_fetch_tuple;
 		fps_routine.tuple_fetch_row_version = fps_tuple_fetch_row_version;
+		fps_routine.scan_bitmap_next_block = fps_scan_bitmap_next_block;
 		fps_routine.scan_bitmap_next_tuple = fps_scan_bitmap_next_tuple;
 		fps_routine.scan_sample_next_tuple = fps_scan_sample_next_tuple;
 		fps_routine.tuple_lock = fps_tuple_lock;

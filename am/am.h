@@ -110,12 +110,25 @@ extern void fps_escalated_read(Relation rel, FpsRelInfo *info, FpsRelState *rs,
 extern QueryDesc *fps_running_query(int depth);
 extern uint32 fps_current_statement(void);
 extern bool fps_statement_only_reads(void);
+extern bool fps_outer_statement_only_reads(void);
 extern FpsGroupMask fps_statement_groups(Relation rel, FpsRelInfo *info, bool written);
 
 /* ---- reevaluate.c ---- */
 
 extern bool fps_reevaluation_is_safe(Relation rel, FpsRelInfo *info,
 									 TupleTableSlot *newest, ItemPointer found_tid);
+
+/* ---- visibility.c ---- */
+
+/* scans that read at a timestamp carry this in rs_flags (above heap's) */
+#define FPS_SO_TIMESTAMP (1U << 30)
+
+extern bool fps_ts_mode(Snapshot snapshot);
+extern bool fps_ts_read_of(Relation rel, Snapshot snapshot);
+extern void fps_ts_scan_start(Relation rel, bool sequential);
+extern bool fps_ts_visible(Relation rel, TupleTableSlot *slot);
+extern void fps_ts_escalate(FpsRelInfo *info, FpsRelState *rs);
+extern void fps_ts_read_predicate(FpsRelInfo *info, fps_u64 key, bool is_prefix);
 
 /* ---- rowlock.c ---- */
 

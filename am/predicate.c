@@ -254,6 +254,12 @@ fps_read_relation_predicate(Relation rel, Snapshot snapshot)
 
 	if (!fps_tracking_active(rel, &info) || !predicate_reads_tracked(info))
 		return NULL;
+	if (fps_ts_mode(snapshot))
+	{
+		/* visibility comes from commit timestamps: no newer snapshot */
+		fps_ts_read_predicate(info, info->relation_key, false);
+		return NULL;
+	}
 	read_predicate_key(info, info->relation_key, false);
 	return snapshot_after_predicate_sample(snapshot, info->relid);
 }
@@ -406,6 +412,13 @@ read_index_predicate(FpsIndexFetch *f, IndexScanState *iss, Snapshot snapshot)
 	if (f->predicate_read && f->predicate_key == key)
 		return;
 	release_fresh_snapshot(f);
+	if (fps_ts_mode(snapshot))
+	{
+		fps_ts_read_predicate(info, key, nprefix > 0);
+		f->predicate_key = key;
+		f->predicate_read = true;
+		return;
+	}
 	f->predicate_key = read_predicate_key(info, key, nprefix > 0);
 	f->predicate_read = true;
 	f->fresh_snapshot = snapshot_after_predicate_sample(snapshot, info->relid);

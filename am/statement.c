@@ -19,6 +19,7 @@
 #include "commands/trigger.h"
 #include "executor/execdesc.h"
 #include "nodes/execnodes.h"
+#include "optimizer/optimizer.h"
 #include "utils/memutils.h"
 #include "utils/rel.h"
 
@@ -184,4 +185,135 @@ fps_statement_groups(Relation rel, FpsRelInfo *info, bool written)
 	cached_relid[written] = info->relid;
 	cached_mask[written] = mask;
 	return mask;
+}
+
+/* ---- statements that only read ---- */
+
+static bool plan_only_reads(Plan *plan);
+
+static bool
+exprs_only_read(Node *node)
+{
+	return node == NULL || !contain_volatile_functions(node);
+}
+
+static bool
+plans_only_read(List *plans)
+{
+	ListCell   *lc;
+
+	foreach(lc, plans)
+		if (!plan_only_reads((Plan *) lfirst(lc)))
+			return false;
+	return true;
+}
+
+/*
+ * Can nothing in plan write: no volatile function anywhere in its
+ * expressions (a function that writes must be volatile: PostgreSQL runs
+ * stable and immutable functions read-only) and nothing but nodes that
+ * read?  Node types not known here count as writing.
+ */
+static bool
+plan_only_reads(Plan *plan)
+{
+	if (plan == NULL)
+		return true;
+	if (!exprs_only_read((Node *) plan->targetlist) ||
+		!exprs_only_read((Node *) plan->qual) ||
+		!plan_only_reads(plan->lefttree) || !plan_only_reads(plan->righttree))
+		return false;
+	switch (nodeTag(plan))
+	{
+		case T_Result:
+			return exprs_only_read(((Result *) plan)->resconstantqual);
+		case T_Append:
+			return plans_only_read(((Append *) plan)->appendplans);
+		case T_MergeAppend:
+			return plans_only_read(((MergeAppend *) plan)->mergeplans);
+		case T_BitmapAnd:
+			return plans_only_read(((BitmapAnd *) plan)->bitmapplans);
+		case T_BitmapOr:
+			return plans_only_read(((BitmapOr *) plan)->bitmapplans);
+		case T_SampleScan:
+			return exprs_only_read((Node *) ((SampleScan *) plan)->tablesample);
+		case T_IndexScan:
+			return exprs_only_read((Node *) ((IndexScan *) plan)->indexqual) &&
+				exprs_only_read((Node *) ((IndexScan *) plan)->indexorderby);
+		case T_IndexOnlyScan:
+			return exprs_only_read((Node *) ((IndexOnlyScan *) plan)->indexqual) &&
+				exprs_only_read((Node *) ((IndexOnlyScan *) plan)->indexorderby);
+		case T_BitmapIndexScan:
+			return exprs_only_read((Node *) ((BitmapIndexScan *) plan)->indexqual);
+		case T_BitmapHeapScan:
+			return exprs_only_read((Node *) ((BitmapHeapScan *) plan)->bitmapqualorig);
+		case T_TidScan:
+			return exprs_only_read((Node *) ((TidScan *) plan)->tidquals);
+		case T_TidRangeScan:
+			return exprs_only_read((Node *) ((TidRangeScan *) plan)->tidrangequals);
+		case T_SubqueryScan:
+			return plan_only_reads(((SubqueryScan *) plan)->subplan);
+		case T_FunctionScan:
+			return exprs_only_read((Node *) ((FunctionScan *) plan)->functions);
+		case T_ValuesScan:
+			return exprs_only_read((Node *) ((ValuesScan *) plan)->values_lists);
+		case T_TableFuncScan:
+			return exprs_only_read((Node *) ((TableFuncScan *) plan)->tablefunc);
+		case T_NestLoop:
+			return exprs_only_read((Node *) ((Join *) plan)->joinqual);
+		case T_MergeJoin:
+			return exprs_only_read((Node *) ((Join *) plan)->joinqual) &&
+				exprs_only_read((Node *) ((MergeJoin *) plan)->mergeclauses);
+		case T_HashJoin:
+			return exprs_only_read((Node *) ((Join *) plan)->joinqual) &&
+				exprs_only_read((Node *) ((HashJoin *) plan)->hashclauses) &&
+				exprs_only_read((Node *) ((HashJoin *) plan)->hashkeys);
+		case T_Hash:
+			return exprs_only_read((Node *) ((Hash *) plan)->hashkeys);
+		case T_Memoize:
+			return exprs_only_read((Node *) ((Memoize *) plan)->param_exprs);
+		case T_WindowAgg:
+			return exprs_only_read(((WindowAgg *) plan)->startOffset) &&
+				exprs_only_read(((WindowAgg *) plan)->endOffset) &&
+				exprs_only_read((Node *) ((WindowAgg *) plan)->runCondition);
+		case T_Limit:
+			return exprs_only_read(((Limit *) plan)->limitOffset) &&
+				exprs_only_read(((Limit *) plan)->limitCount);
+		case T_SeqScan:
+		case T_CteScan:
+		case T_WorkTableScan:
+		case T_NamedTuplestoreScan:
+		case T_RecursiveUnion:
+		case T_Material:
+		case T_Sort:
+		case T_IncrementalSort:
+		case T_Group:
+		case T_Agg:
+		case T_Unique:
+		case T_Gather:
+		case T_GatherMerge:
+		case T_SetOp:
+		case T_ProjectSet:
+			return true;
+		default:
+			return false;
+	}
+}
+
+/*
+ * Does the outermost running statement only read: a SELECT without row
+ * locks or data-modifying CTEs, whose plan calls no volatile function?
+ * Then a transaction that is only this statement writes nothing.
+ */
+bool
+fps_outer_statement_only_reads(void)
+{
+	PlannedStmt *stmt;
+
+	if (nrunning_queries == 0)
+		return false;
+	stmt = running_queries[0]->plannedstmt;
+	return stmt != NULL && stmt->commandType == CMD_SELECT &&
+		stmt->rowMarks == NIL && !stmt->hasModifyingCTE &&
+		plan_only_reads(stmt->planTree) && plans_only_read(stmt->subplans);
 }

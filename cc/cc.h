@@ -33,8 +33,13 @@ typedef enum FpsProtocol
 {
 	FPS_PROTOCOL_OFF,
 	FPS_PROTOCOL_TICTOC,
-	FPS_PROTOCOL_STO
+	FPS_PROTOCOL_STO,
+	FPS_PROTOCOL_MVTO			/* STO's writes, reads at the timestamp */
 } FpsProtocol;
+
+/* STO and MVTO order by a timestamp taken at the first access */
+#define fps_timestamp_ordered() \
+	(fps_protocol == FPS_PROTOCOL_STO || fps_protocol == FPS_PROTOCOL_MVTO)
 
 extern int	fps_protocol;
 extern int	fps_lock_wait_timeout_ms;
@@ -43,6 +48,7 @@ extern bool fps_reevaluate_updates;
 extern bool fps_column_groups_enabled;
 extern bool fps_stable_rereads;
 extern bool fps_early_aborts;
+extern bool fps_timestamp_snapshots;
 extern bool fps_prefer_index_scans;
 extern int	fps_wait_policy;
 
@@ -74,6 +80,7 @@ typedef enum FpsAbortReason
 	FPS_ABORT_STO_WRITE_TOO_LATE,	/* STO: a younger transaction read or wrote it */
 	FPS_ABORT_STO_WAITED_FOR_WRITER,	/* STO: the older writer waited for committed */
 	FPS_ABORT_WAIT_CYCLE,		/* a row-lock wait would close a cycle */
+	FPS_ABORT_SNAPSHOT_TOO_OLD,	/* a timestamp snapshot lost what it needs */
 	FPS_NUM_ABORT_REASONS
 } FpsAbortReason;
 
@@ -100,6 +107,8 @@ typedef struct FpsSharedCounters
 	volatile fps_u64 pool_pins;	/* pins reserved from the shared pool now */
 	volatile fps_u64 pins_refused;	/* fine pins refused by the pin budget */
 	volatile fps_u64 kept_locks;	/* locks kept past a subtransaction's end */
+	volatile fps_u64 ts_snapshots;	/* transactions that read at a timestamp */
+	volatile fps_u64 ts_waits;	/* timestamp reads that waited for a writer */
 } FpsSharedCounters;
 
 extern FPSketch *fps_sketch;
@@ -208,6 +217,8 @@ typedef struct FpsRelState
 	bool		write_escalated;	/* holds it ACCESS EXCLUSIVE: untracked */
 	uint16		kept_locks;		/* LOCKMODEs held by the top-level owner */
 	int			escalation;		/* the escalation key's access, -1 */
+	bool		ts_checked;		/* timestamp snapshot: unchanged since ts */
+	bool		ts_escalated;	/* timestamp snapshot: escalation key raised */
 	/* the world just before and just after the escalation key's sample */
 	Snapshot	before_escalation;
 	Snapshot	after_escalation;
@@ -231,9 +242,17 @@ typedef struct FpsTxn
 	int			last_rel;		/* rels index of the last lookup, or -1 */
 	int			nfine;			/* pins of row and prefix keys */
 	int			pool_reserved;	/* pins reserved from the shared pool */
-	fps_u64		commit_ts;		/* TicToc: from validation */
+	fps_u64		commit_ts;		/* from validation; STO: its ts or the floor */
 	fps_u64		sto_ts;			/* STO: from the clock at the first access */
 	Snapshot	held_snapshot;	/* keeps versions read from being pruned */
+	bool		wrote;			/* wrote fpsketch tables (tracked or not) */
+	TransactionId published_xid;	/* in the commit_ts map since PRE_COMMIT */
+	/* timestamp snapshot (DESIGN §9, am/visibility.c) */
+	bool		mode_decided;	/* at the first access */
+	bool		ts_mode;		/* reads versions at ts */
+	fps_u64		ts;
+	Snapshot	ts_snapshot;	/* registered: holds the xmin horizon */
+	uint32		ts_generation;	/* tags this transaction's raised keys */
 } FpsTxn;
 
 extern FpsTxn fps_txn;
@@ -278,6 +297,41 @@ typedef struct FpsVersion
 	void	   *arg;
 } FpsVersion;
 
+/* ---- commit timestamps of versions (cc/commit_ts.c) ---- */
+
+typedef enum FpsCtsState
+{
+	FPS_CTS_UNKNOWN,			/* not in the map */
+	FPS_CTS_PENDING,			/* validated, committing */
+	FPS_CTS_COMMITTED,
+	FPS_CTS_ABORTED
+} FpsCtsState;
+
+typedef struct FpsCtsStats
+{
+	uint64		capacity;
+	uint64		entries;
+	uint64		entries_hwm;
+	uint64		drops;
+	uint64		lost;
+	uint64		max_published;
+	uint64		bytes;
+} FpsCtsStats;
+
+extern int	fps_commit_ts_entries;
+extern Size fps_commit_ts_shmem_size(int entries);
+extern int	fps_commit_ts_lwlocks(int entries);
+extern void fps_commit_ts_shmem_init(void *mem, bool found, int entries);
+extern void fps_commit_ts_publish(TransactionId xid, fps_u64 commit_ts);
+extern void fps_commit_ts_finish(TransactionId xid, bool committed);
+extern FpsCtsState fps_commit_ts_lookup(TransactionId xid, fps_u64 *commit_ts, Oid *dbid);
+extern bool fps_commit_ts_miss_is_before(fps_u64 ts);
+extern bool fps_commit_ts_writer(TransactionId xid, Oid dbid, bool *known);
+extern fps_u64 fps_reader_begin(fps_u64 fixed_ts);
+extern void fps_reader_end(void);
+extern void fps_commit_ts_stats(FpsCtsStats *stats);
+extern void fps_commit_ts_reset_stats(void);
+
 /* ---- the protocol in force (cc/txn.c dispatches) ---- */
 
 extern bool cc_read(FpsAccess *access, FpsVersion *version);
@@ -286,6 +340,9 @@ extern void cc_write(FpsAccess *access);
 extern void cc_phantom_read(FpsAccess *access);
 extern void cc_phantom_write(FpsAccess *access);
 extern bool cc_phantom_read_unchanged(FpsAccess *access);
+extern bool cc_ts_read_key(fps_u64 key, Oid relid);
+extern void cc_ts_read_predicate(fps_u64 key, Oid relid);
+extern void fps_txn_begin_ts(Snapshot snapshot);
 
 /* ---- TicToc (cc/tictoc.c) ---- */
 
@@ -298,6 +355,7 @@ extern void tictoc_validate(FpsTxn *txn);
 extern void tictoc_abort_if_doomed(FpsTxn *txn);
 extern void tictoc_commit(FpsTxn *txn);
 extern void tictoc_abort(FpsTxn *txn);
+extern bool tictoc_ts_read(FpsEntry *entry, fps_u64 ts);
 
 /* ---- STO (cc/sto.c) ---- */
 
@@ -308,5 +366,6 @@ extern void sto_phantom_read(FpsAccess *access);
 extern void sto_phantom_write(FpsAccess *access);
 extern void sto_pre_commit(FpsTxn *txn);
 extern void sto_finish(FpsTxn *txn, bool committed);
+extern bool sto_ts_read(FpsEntry *entry, fps_u64 ts, bool own_write);
 
 #endif							/* FPS_CC_H */

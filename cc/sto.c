@@ -238,6 +238,7 @@ sto_pre_commit(FpsTxn *txn)
 		if (fps_entry_readers_rts_load(a->entry) > txn->sto_ts)
 			fps_abort(FPS_ABORT_STO_WRITE_TOO_LATE, a->relid);
 	}
+	txn->commit_ts = txn->sto_ts;
 	if (txn->raise_floor)
 	{
 		fps_u64		floor_ts = Max(fps_max_timestamp(fps_sketch),
@@ -246,6 +247,8 @@ sto_pre_commit(FpsTxn *txn)
 		fps_raise_floor(fps_sketch, floor_ts);
 		fps_atomic_max(&fps_counters->sto_clock, floor_ts + 1);
 		fps_atomic_add(&fps_counters->floor_raises, 1);
+		/* the versions written untracked are after every timestamp so far */
+		txn->commit_ts = floor_ts;
 	}
 }
 
@@ -266,9 +269,19 @@ sto_finish(FpsTxn *txn, bool committed)
 		if (a->locked)
 		{
 			fps_u64		word = fps_entry_load(a->entry);
+			fps_u64		wts;
 
-			/* a dirty word changes only through its writer: a store is enough */
-			fps_atomic_store(&a->entry->word, word & ~FPS_LOCK_BIT);
+			/*
+			 * A writer past per-key tracking too commits at the floor it
+			 * raised (its entry in the map of commit timestamps): its
+			 * versions are after every younger writer's ts below that.
+			 * Readers may raise rts meanwhile: CAS.
+			 */
+			do
+			{
+				wts = committed ? Max(fps_word_wts(word), txn->commit_ts) : fps_word_wts(word);
+			} while (!fps_entry_cas(a->entry, &word,
+									fps_word_make(false, wts, Max(fps_word_rts(word), wts))));
 			a->locked = false;
 			wrote = true;
 		}
@@ -282,4 +295,27 @@ sto_finish(FpsTxn *txn, bool committed)
 	}
 	if (committed)
 		fps_atomic_add(wrote ? &fps_counters->commits : &fps_counters->read_only_commits, 1);
+}
+
+/*
+ * READ at the transaction's timestamp ts (MVTO, and STO's read-only
+ * transactions): raise the key's rts to ts, keeping the dirty mark.  False,
+ * with nothing raised, if an older writer holds the key dirty: its outcome
+ * decides which version ts reads, so the caller waits for it and retries.
+ * A younger writer's version is after ts and needs no wait.
+ */
+bool
+sto_ts_read(FpsEntry *entry, fps_u64 ts, bool own_write)
+{
+	fps_u64		word = fps_entry_load(entry);
+
+	for (;;)
+	{
+		if (fps_word_locked(word) && fps_word_wts(word) <= ts && !own_write)
+			return false;
+		if (fps_word_rts(word) >= ts ||
+			fps_entry_cas(entry, &word,
+						  fps_word_make(fps_word_locked(word), fps_word_wts(word), ts)))
+			return true;
+	}
 }

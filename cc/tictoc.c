@@ -451,3 +451,32 @@ tictoc_abort(FpsTxn *txn)
 		fps_decref(fps_sketch, a->entry);
 	}
 }
+
+/*
+ * READ at a timestamp (a timestamp snapshot, DESIGN §9): raise the key's
+ * rts to ts once no committer holds it, so that no writer that locks it
+ * later can commit at or below ts; the version to read is then the one
+ * whose commit_ts interval contains ts (am/visibility.c).  False if the
+ * wait for the committer timed out.
+ */
+bool
+tictoc_ts_read(FpsEntry *entry, fps_u64 ts)
+{
+	FpsBackoff	backoff;
+	fps_u64		word = fps_entry_load(entry);
+
+	fps_backoff_init(&backoff);
+	for (;;)
+	{
+		if (fps_word_locked(word))
+		{
+			if (!fps_backoff_wait(&backoff))
+				return false;
+			word = fps_entry_load(entry);
+			continue;
+		}
+		if (fps_word_rts(word) >= ts ||
+			fps_entry_cas(entry, &word, fps_word_make(false, fps_word_wts(word), ts)))
+			return true;
+	}
+}

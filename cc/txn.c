@@ -75,6 +75,7 @@ static const char *const abort_detail[FPS_NUM_ABORT_REASONS] = {
 	[FPS_ABORT_STO_WRITE_TOO_LATE] = "A row or predicate of relation \"%s\" was read or written by a younger transaction (timestamp ordering: write too late).",
 	[FPS_ABORT_STO_WAITED_FOR_WRITER] = "An older transaction's write of a row of relation \"%s\" committed while this transaction waited to read it.",
 	[FPS_ABORT_WAIT_CYCLE] = "Waiting for the lock on a row of relation \"%s\" would close a cycle of waits (a deadlock) among transactions on fpsketch tables.",
+	[FPS_ABORT_SNAPSHOT_TOO_OLD] = "A row of relation \"%s\" was written by a transaction whose commit timestamp this timestamp snapshot can no longer find (snapshot too old).",
 };
 
 /*
@@ -286,8 +287,7 @@ pin_access(fps_u64 key, Oid relid, uint32 s)
 	if (entry == NULL)
 		fps_abort(FPS_ABORT_TABLE_FULL, relid);
 
-	if (fps_txn.naccesses == 0 && fps_protocol == FPS_PROTOCOL_STO &&
-		fps_txn.sto_ts == 0)
+	if (fps_timestamp_ordered() && fps_txn.sto_ts == 0)
 		sto_begin(&fps_txn);
 
 	access = &fps_txn.accesses[fps_txn.naccesses];
@@ -527,6 +527,7 @@ fps_txn_note_untracked_write(void)
 		return;
 	fps_require_shmem();
 	fps_txn.raise_floor = true;
+	fps_txn.wrote = true;
 	fps_txn.active = true;
 }
 
@@ -591,7 +592,7 @@ fps_wait_while_locked(FpsAccess *access, fps_u64 *word)
 bool
 cc_read(FpsAccess *access, FpsVersion *version)
 {
-	if (fps_protocol == FPS_PROTOCOL_STO)
+	if (fps_timestamp_ordered())
 	{
 		sto_read(access, version);
 		return true;
@@ -614,7 +615,8 @@ cc_before_writing_statement(void)
 void
 cc_write(FpsAccess *access)
 {
-	if (fps_protocol == FPS_PROTOCOL_STO)
+	fps_txn.wrote = true;
+	if (fps_timestamp_ordered())
 		sto_write(access);
 	else
 		tictoc_write(access);
@@ -623,7 +625,7 @@ cc_write(FpsAccess *access)
 void
 cc_phantom_read(FpsAccess *access)
 {
-	if (fps_protocol == FPS_PROTOCOL_STO)
+	if (fps_timestamp_ordered())
 		sto_phantom_read(access);
 	else
 		tictoc_phantom_read(access);
@@ -632,7 +634,8 @@ cc_phantom_read(FpsAccess *access)
 void
 cc_phantom_write(FpsAccess *access)
 {
-	if (fps_protocol == FPS_PROTOCOL_STO)
+	fps_txn.wrote = true;
+	if (fps_timestamp_ordered())
 		sto_phantom_write(access);
 	else
 		tictoc_phantom_write(access);
@@ -645,9 +648,112 @@ cc_phantom_write(FpsAccess *access)
 bool
 cc_phantom_read_unchanged(FpsAccess *access)
 {
-	if (fps_protocol == FPS_PROTOCOL_STO)
+	if (fps_timestamp_ordered())
 		return true;
 	return tictoc_phantom_unchanged(access);
+}
+
+/* ---- reads at a timestamp (am/visibility.c) ---- */
+
+/*
+ * Keys this transaction raised to its ts already (a raise lasts: rts only
+ * grows), in a direct-mapped table tagged with the transaction's
+ * generation, so that resetting it costs nothing.
+ */
+#define FPS_TS_RAISED 4096
+static struct
+{
+	fps_u64		key;
+	uint32		generation;
+}			ts_raised[FPS_TS_RAISED];
+
+/*
+ * Start reading at a timestamp, at the transaction's first access: its
+ * snapshot stays registered (the xmin horizon that keeps the versions it
+ * may read), and its ts is published for the map's drop rule.
+ */
+void
+fps_txn_begin_ts(Snapshot snapshot)
+{
+	fps_txn.ts_snapshot = RegisterSnapshotOnOwner(snapshot, TopTransactionResourceOwner);
+	if (fps_timestamp_ordered() && fps_txn.sto_ts == 0)
+		sto_begin(&fps_txn);
+	fps_txn.ts_mode = true;
+	fps_txn.active = true;		/* the transaction's end resets the mode */
+	fps_txn.ts = fps_reader_begin(fps_timestamp_ordered() ? fps_txn.sto_ts : 0);
+	if (++fps_txn.ts_generation == 0)
+		++fps_txn.ts_generation;
+}
+
+/*
+ * Read key at the transaction's ts: raise its rts (no pin kept).  False if
+ * an older writer holds it (STO, MVTO): the caller waits for that writer
+ * and asks again.
+ */
+bool
+cc_ts_read_key(fps_u64 key, Oid relid)
+{
+	uint32		slot = (uint32) (key ^ (key >> 32)) & (FPS_TS_RAISED - 1);
+	FpsAccess  *own;
+	FpsEntry   *entry;
+	bool		done;
+
+	if (ts_raised[slot].key == key && ts_raised[slot].generation == fps_txn.ts_generation)
+		return true;
+	entry = fps_incref(fps_sketch, key);
+	if (entry == NULL)
+		fps_abort(FPS_ABORT_TABLE_FULL, relid);
+	if (fps_timestamp_ordered())
+	{
+		own = fps_txn_lookup(key);
+		done = sto_ts_read(entry, fps_txn.ts, own != NULL && own->locked);
+	}
+	else if (!(done = tictoc_ts_read(entry, fps_txn.ts)))
+	{
+		fps_decref(fps_sketch, entry);
+		fps_abort(FPS_ABORT_LOCK_TIMEOUT, relid);
+	}
+	fps_decref(fps_sketch, entry);
+	if (done)
+	{
+		ts_raised[slot].key = key;
+		ts_raised[slot].generation = fps_txn.ts_generation;
+	}
+	return done;
+}
+
+/*
+ * Read a predicate key at the transaction's ts: raise its readers_rts, so
+ * that writers registering later commit after ts, then wait until those
+ * registered before (which may commit at or below ts, and must be in the
+ * map of commit timestamps before this reader judges their rows) are done.
+ */
+void
+cc_ts_read_predicate(fps_u64 key, Oid relid)
+{
+	uint32		slot = (uint32) (key ^ (key >> 32)) & (FPS_TS_RAISED - 1);
+	FpsEntry   *entry;
+	FpsBackoff	backoff;
+
+	if (ts_raised[slot].key == key && ts_raised[slot].generation == fps_txn.ts_generation)
+		return;
+	entry = fps_incref(fps_sketch, key);
+	if (entry == NULL)
+		fps_abort(FPS_ABORT_TABLE_FULL, relid);
+	fps_backoff_init(&backoff);
+	if (fps_entry_readers_rts_load(entry) < fps_txn.ts)
+		fps_atomic_max(&entry->readers_rts, fps_txn.ts);
+	while (fps_committers(fps_entry_committers_load(entry)) != 0)
+	{
+		if (!fps_backoff_wait(&backoff))
+		{
+			fps_decref(fps_sketch, entry);
+			fps_abort(FPS_ABORT_LOCK_TIMEOUT, relid);
+		}
+	}
+	fps_decref(fps_sketch, entry);
+	ts_raised[slot].key = key;
+	ts_raised[slot].generation = fps_txn.ts_generation;
 }
 
 /* ---- release ---- */
@@ -670,6 +776,38 @@ txn_reset(void)
 	fps_txn.sto_ts = 0;
 	/* unregistered in PRE_COMMIT, or by the resource owner on abort */
 	fps_txn.held_snapshot = NULL;
+	fps_txn.wrote = false;
+	fps_txn.published_xid = InvalidTransactionId;
+	if (fps_txn.ts_mode)
+		fps_reader_end();
+	fps_txn.mode_decided = false;
+	fps_txn.ts_mode = false;
+	fps_txn.ts = 0;
+	fps_txn.ts_snapshot = NULL;
+}
+
+/*
+ * PRE_COMMIT of a writer, once its commit_ts is chosen: into the map of
+ * commit timestamps, before the commit becomes visible.
+ */
+static void
+publish_commit_ts(void)
+{
+	TransactionId xid = GetTopTransactionIdIfAny();
+
+	if (!fps_txn.wrote || !TransactionIdIsValid(xid))
+		return;
+	fps_commit_ts_publish(xid, fps_txn.commit_ts);
+	fps_txn.published_xid = xid;
+}
+
+/* COMMIT or ABORT (or exit) of a transaction that published: no ERROR */
+static void
+finish_commit_ts(bool committed)
+{
+	if (TransactionIdIsValid(fps_txn.published_xid))
+		fps_commit_ts_finish(fps_txn.published_xid, committed);
+	fps_txn.published_xid = InvalidTransactionId;
 }
 
 static void
@@ -688,22 +826,33 @@ fps_xact_callback(XactEvent event, void *arg)
 											TopTransactionResourceOwner);
 				fps_txn.held_snapshot = NULL;
 			}
+			if (fps_txn.ts_snapshot != NULL)
+			{
+				UnregisterSnapshotFromOwner(fps_txn.ts_snapshot,
+											TopTransactionResourceOwner);
+				fps_txn.ts_snapshot = NULL;
+			}
 			if (fps_protocol == FPS_PROTOCOL_TICTOC)
 				tictoc_validate(&fps_txn);
 			else
 				sto_pre_commit(&fps_txn);
+			publish_commit_ts();
 			break;
 
 		case XACT_EVENT_COMMIT:
 			/* no ERROR, no palloc from here on */
+			finish_commit_ts(true);
 			if (fps_protocol == FPS_PROTOCOL_TICTOC)
 				tictoc_commit(&fps_txn);
 			else
 				sto_finish(&fps_txn, true);
+			if (fps_txn.ts_mode)
+				fps_atomic_add(&fps_counters->ts_snapshots, 1);
 			txn_reset();
 			break;
 
 		case XACT_EVENT_ABORT:
+			finish_commit_ts(false);
 			if (fps_protocol == FPS_PROTOCOL_TICTOC)
 				tictoc_abort(&fps_txn);
 			else
@@ -738,6 +887,8 @@ fps_before_shmem_exit(int code, Datum arg)
 
 	if (fps_txn.active && fps_sketch != NULL)
 	{
+		if (TransactionIdIsValid(fps_txn.published_xid))
+			finish_commit_ts(TransactionIdDidCommit(fps_txn.published_xid));
 		if (fps_protocol == FPS_PROTOCOL_TICTOC)
 			tictoc_abort(&fps_txn);
 		else

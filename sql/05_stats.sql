@@ -57,10 +57,18 @@ FROM fpsketch_stats;
 SELECT sketch_cells_used <= sketch_rows * sketch_cols AS in_range
 FROM fpsketch_stats;
 
--- a read-only transaction: 2 rows, counted as a read-only commit
+-- a read-only transaction: 2 rows, counted as a read-only commit.  An
+-- autocommit SELECT that can write nothing reads at a timestamp: each key
+-- (two rows, the IN list's predicate) is pinned only while its rts is raised
 SELECT fpsketch_stats_reset();
 SELECT v FROM st WHERE id IN (4, 5) ORDER BY id;
-SELECT pinned, pinned_hwm, increfs, decrefs, commits, read_only_commits FROM fpsketch_stats;
+SELECT pinned, pinned_hwm, increfs, decrefs, commits, read_only_commits, ts_snapshots FROM fpsketch_stats;
+-- the same without timestamp snapshots: the transaction keeps its 3 pins
+SET fpsketch.timestamp_snapshots = off;
+SELECT fpsketch_stats_reset();
+SELECT v FROM st WHERE id IN (4, 5) ORDER BY id;
+SELECT pinned, pinned_hwm, increfs, decrefs, commits, read_only_commits, ts_snapshots FROM fpsketch_stats;
+RESET fpsketch.timestamp_snapshots;
 
 -- the same row read by several statements of one transaction is pinned once
 SELECT fpsketch_stats_reset();
@@ -92,7 +100,7 @@ SET enable_bitmapscan = off;
 SELECT count(*) FROM st;
 RESET enable_indexscan;
 RESET enable_bitmapscan;
-SELECT pinned_hwm, increfs, decrefs, read_only_commits FROM fpsketch_stats;
+SELECT pinned_hwm, increfs, decrefs, read_only_commits, ts_snapshots FROM fpsketch_stats;
 
 -- without a primary key a row is keyed by its TID: reading 3 rows and
 -- updating 1 of them also pins the new version's TID

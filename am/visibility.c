@@ -1,0 +1,394 @@
+/*-------------------------------------------------------------------------
+ *
+ * visibility.c
+ *	  Timestamp snapshots: reading every row in the version that was
+ *	  current at a timestamp ts (DESIGN §9).
+ *
+ * A read-only transaction (BEGIN READ ONLY, SET TRANSACTION READ ONLY,
+ * default_transaction_read_only, and an autocommit SELECT that can write
+ * nothing), and every transaction under fpsketch.protocol = mvto, picks a
+ * timestamp ts at its first access to an fpsketch table: TicToc's readers
+ * the largest commit_ts published so far, so that everything visible to
+ * them then is at or before ts; STO's and MVTO's their own timestamp.  A
+ * version (heap tuple) is read iff its interval [commit_ts(xmin),
+ * commit_ts(xmax)) contains ts, the commit timestamps coming from the map
+ * of cc/commit_ts.c, never from a PostgreSQL snapshot: TicToc's timestamps
+ * do not follow the order in which transactions become visible.  Heap
+ * scans run with SnapshotAny and hand every version to fps_ts_visible().
+ *
+ * Why a version judged now stays judged.  Before a version is returned its
+ * key (each column group read) has its rts raised to ts, after any
+ * committer holding the key is done (tictoc_ts_read, sto_ts_read); then the
+ * version is judged again.  A writer that locks the key after the raise
+ * commits after ts; one that locked it before has installed, and its
+ * commit_ts is in the map.  Past fpsketch.escalation_threshold rows of a
+ * relation (or for a sequential scan of a large one) the relation's
+ * escalation key, which every writer of the relation writes, has its
+ * readers_rts raised instead, once: later writers of the relation commit
+ * after ts, writers registered before it are waited for.  Predicate keys
+ * (relation, equality prefix) are raised the same way before the scan, so
+ * an insert committed at or below ts is seen and one above it is not.
+ * None of this orders writers among themselves, and nothing is validated:
+ * the transaction never aborts for a serialization reason.
+ *
+ * What may not be known.  Transactions below the snapshot's xmin completed
+ * before ts was picked: committed ones are at or before ts.  A writer that
+ * is validated but not yet visible, or visible but not yet installed, is
+ * PENDING in the map: at or below ts it is waited for, above ts it does
+ * not matter.  A committed writer missing from the map was dropped once no
+ * reader needed it (at or before ts), unless the map lost entries above ts
+ * under a very long reader: then 40001 "snapshot too old".  So is a
+ * relation changed by a writer after ts (TRUNCATE, a rewrite: the old
+ * versions are gone).  The snapshot stays registered until the end, so
+ * VACUUM and pruning keep every version whose replacer is after ts (it is
+ * not visible to the snapshot, hence at or above its xmin).
+ *
+ * Shared state: entry words and readers_rts through cc/, the map through
+ * cc/commit_ts.c, heap pages share-locked while a version's header is read.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "access/heapam.h"
+#include "access/htup_details.h"
+#include "access/multixact.h"
+#include "access/subtrans.h"
+#include "access/transam.h"
+#include "access/xact.h"
+#include "miscadmin.h"
+#include "storage/bufmgr.h"
+#include "storage/lmgr.h"
+#include "storage/procarray.h"
+#include "utils/rel.h"
+#include "utils/snapmgr.h"
+#include "utils/syscache.h"
+
+#include "am.h"
+
+/*
+ * Does this transaction read at a timestamp?  Decided at its first tracked
+ * access (snapshot: the one that access uses).
+ */
+bool
+fps_ts_mode(Snapshot snapshot)
+{
+	bool		ts_mode;
+
+	if (likely(fps_txn.mode_decided))
+		return fps_txn.ts_mode;
+	fps_txn.mode_decided = true;
+	fps_txn.active = true;		/* the transaction's end forgets the decision */
+	if (fps_protocol == FPS_PROTOCOL_MVTO)
+		ts_mode = true;
+	else if (!fps_timestamp_snapshots)
+		ts_mode = false;
+	else
+		ts_mode = XactReadOnly ||
+			(!IsTransactionBlock() && fps_outer_statement_only_reads());
+	if (!ts_mode)
+		return false;
+	if (IsolationUsesXactSnapshot())
+		snapshot = GetTransactionSnapshot();
+	else if (snapshot == NULL || !IsMVCCSnapshot(snapshot))
+		snapshot = GetActiveSnapshot();
+	fps_txn_begin_ts(snapshot);
+	return true;
+}
+
+/* The header fields of a version that decide it, read under a share lock. */
+typedef struct VersionHeader
+{
+	TransactionId xmin;
+	TransactionId updater;		/* update or delete xid, or invalid */
+	bool		xmin_frozen;
+	bool		xmin_invalid;	/* hinted aborted */
+	CommandId	cmin;			/* own xmin only */
+	CommandId	cmax;			/* own updater only */
+} VersionHeader;
+
+static void
+read_header(TupleTableSlot *slot, VersionHeader *h)
+{
+	BufferHeapTupleTableSlot *bslot = (BufferHeapTupleTableSlot *) slot;
+	Buffer		buffer = bslot->buffer;
+	HeapTupleHeader tup = bslot->base.tuple->t_data;
+	uint16		infomask;
+
+	Assert(TTS_IS_BUFFERTUPLE(slot) && BufferIsValid(buffer));
+	LockBuffer(buffer, BUFFER_LOCK_SHARE);
+	infomask = tup->t_infomask;
+	h->xmin = HeapTupleHeaderGetRawXmin(tup);
+	h->xmin_frozen = HeapTupleHeaderXminFrozen(tup);
+	h->xmin_invalid = HeapTupleHeaderXminInvalid(tup);
+	h->updater = InvalidTransactionId;
+	if (!(infomask & HEAP_XMAX_INVALID) && !HEAP_XMAX_IS_LOCKED_ONLY(infomask))
+		h->updater = HeapTupleHeaderGetUpdateXid(tup);
+	h->cmin = TransactionIdIsCurrentTransactionId(h->xmin) ?
+		HeapTupleHeaderGetCmin(tup) : InvalidCommandId;
+	h->cmax = TransactionIdIsValid(h->updater) &&
+		TransactionIdIsCurrentTransactionId(h->updater) ?
+		HeapTupleHeaderGetCmax(tup) : InvalidCommandId;
+	LockBuffer(buffer, BUFFER_LOCK_UNLOCK);
+}
+
+/* Where a transaction stands against ts. */
+typedef enum XidAtTs
+{
+	XID_BEFORE,					/* committed at or before ts */
+	XID_AFTER,					/* commits (if at all) after ts */
+	XID_ABORTED,
+	XID_OWN,					/* this transaction */
+	XID_UNSETTLED				/* running, not validated: after ts unless it
+								 * writes a key before this reader raises it */
+} XidAtTs;
+
+static pg_attribute_noreturn() void
+snapshot_too_old(Oid relid)
+{
+	fps_abort(FPS_ABORT_SNAPSHOT_TOO_OLD, relid);
+}
+
+static XidAtTs
+xid_at_ts(TransactionId xid, Oid relid)
+{
+	fps_u64		commit_ts;
+	TransactionId top;
+
+	if (!TransactionIdIsValid(xid))
+		return XID_ABORTED;
+	if (!TransactionIdIsNormal(xid))
+		return XID_BEFORE;		/* bootstrap, frozen */
+	if (TransactionIdIsCurrentTransactionId(xid))
+		return XID_OWN;
+	if (TransactionIdPrecedes(xid, fps_txn.ts_snapshot->xmin))
+		return TransactionIdDidCommit(xid) ? XID_BEFORE : XID_ABORTED;
+	for (;;)
+	{
+		if (TransactionIdIsInProgress(xid))
+		{
+			top = SubTransGetTopmostTransaction(xid);
+			switch (fps_commit_ts_lookup(top, &commit_ts, NULL))
+			{
+				case FPS_CTS_PENDING:
+				case FPS_CTS_COMMITTED:
+					if (commit_ts > fps_txn.ts)
+						return XID_AFTER;
+					/* validated at or below ts: its outcome decides */
+					fps_atomic_add(&fps_counters->ts_waits, 1);
+					XactLockTableWait(top, NULL, NULL, XLTW_None);
+					continue;
+				case FPS_CTS_ABORTED:
+					return XID_ABORTED;
+				default:
+					return XID_UNSETTLED;
+			}
+		}
+		if (!TransactionIdDidCommit(xid))
+			return XID_ABORTED;
+		top = SubTransGetTopmostTransaction(xid);
+		switch (fps_commit_ts_lookup(top, &commit_ts, NULL))
+		{
+			case FPS_CTS_PENDING:
+			case FPS_CTS_COMMITTED:
+				return commit_ts <= fps_txn.ts ? XID_BEFORE : XID_AFTER;
+			case FPS_CTS_ABORTED:
+				return XID_ABORTED;
+			default:
+				if (fps_commit_ts_miss_is_before(fps_txn.ts))
+					return XID_BEFORE;
+				snapshot_too_old(relid);
+		}
+	}
+}
+
+typedef enum VersionAtTs
+{
+	VERSION_INVISIBLE,
+	VERSION_VISIBLE,
+	VERSION_UNSETTLED			/* an unsettled creator or replacer */
+} VersionAtTs;
+
+/*
+ * Is the version whose header is h the row's version at ts?  Unsettled
+ * transactions count as after ts when unsettled_is_after (the version's key
+ * has been raised), else the answer may be VERSION_UNSETTLED; *waitfor then
+ * names the running transaction.  The transaction's own writes are seen by
+ * later commands, as under an MVCC snapshot.
+ */
+static VersionAtTs
+version_at_ts(VersionHeader *h, bool unsettled_is_after, Oid relid,
+			  TransactionId *waitfor)
+{
+	CommandId	curcid = GetCurrentCommandId(false);
+	XidAtTs		created;
+	XidAtTs		replaced;
+	bool		unsettled = false;
+
+	if (h->xmin_invalid)
+		return VERSION_INVISIBLE;
+	created = h->xmin_frozen ? XID_BEFORE : xid_at_ts(h->xmin, relid);
+	if (created == XID_OWN && h->cmin >= curcid)
+		return VERSION_INVISIBLE;
+	if (created == XID_ABORTED || created == XID_AFTER)
+		return VERSION_INVISIBLE;
+	if (created == XID_UNSETTLED)
+	{
+		if (unsettled_is_after)
+			return VERSION_INVISIBLE;
+		unsettled = true;
+		*waitfor = h->xmin;
+	}
+
+	replaced = xid_at_ts(h->updater, relid);
+	if (replaced == XID_BEFORE || (replaced == XID_OWN && h->cmax < curcid))
+		return VERSION_INVISIBLE;
+	if (replaced == XID_UNSETTLED && !unsettled_is_after)
+	{
+		unsettled = true;
+		*waitfor = h->updater;
+	}
+	return unsettled ? VERSION_UNSETTLED : VERSION_VISIBLE;
+}
+
+/*
+ * A writer the relation was changed by after ts (TRUNCATE, a rewrite, DDL)
+ * may have taken away the versions ts reads: snapshot too old.  Asked once
+ * per relation and transaction, of its pg_class row's creator.
+ */
+static void
+relation_unchanged_since_ts(Relation rel)
+{
+	HeapTuple	tup = SearchSysCache1(RELOID, ObjectIdGetDatum(RelationGetRelid(rel)));
+	TransactionId xmin;
+
+	if (!HeapTupleIsValid(tup))
+		return;
+	xmin = HeapTupleHeaderGetXmin(tup->t_data);
+	ReleaseSysCache(tup);
+	if (xid_at_ts(xmin, RelationGetRelid(rel)) == XID_AFTER)
+		snapshot_too_old(RelationGetRelid(rel));
+}
+
+/*
+ * From now on rel is read through its escalation key: raised once, it
+ * keeps every later writer of rel after ts.
+ */
+void
+fps_ts_escalate(FpsRelInfo *info, FpsRelState *rs)
+{
+	if (rs->ts_escalated)
+		return;
+	cc_ts_read_predicate(info->escalation_key, info->relid);
+	rs->ts_escalated = true;
+	fps_atomic_add(&fps_counters->escalations, 1);
+}
+
+/*
+ * Raise the keys of the row in slot that the statement reads, waiting for
+ * an older writer in flight (STO, MVTO) when the key says so.
+ */
+static void
+raise_row_keys(Relation rel, FpsRelInfo *info, TupleTableSlot *slot)
+{
+	fps_u64		key = fps_key_from_slot(rel, info, slot);
+	FpsGroupMask groups = fps_statement_groups(rel, info, false);
+
+	for (int g = 0; g < info->ngroups; g++)
+	{
+		if (!(groups & (1 << g)))
+			continue;
+		while (!cc_ts_read_key(fps_group_key(key, g), info->relid))
+		{
+			VersionHeader h;
+			TransactionId waitfor = InvalidTransactionId;
+
+			/* an older writer holds the key: the running xid of the version */
+			read_header(slot, &h);
+			if (version_at_ts(&h, false, info->relid, &waitfor) == VERSION_UNSETTLED &&
+				TransactionIdIsValid(waitfor))
+			{
+				fps_atomic_add(&fps_counters->ts_waits, 1);
+				XactLockTableWait(waitfor, rel, &slot->tts_tid, XLTW_None);
+			}
+			else
+			{
+				CHECK_FOR_INTERRUPTS();
+				pg_usleep(1000L);
+			}
+		}
+	}
+}
+
+/*
+ * Is the version in slot (a buffer tuple of rel, found with SnapshotAny)
+ * the one to read at the transaction's ts?  Reads it if so: its keys are
+ * raised to ts (or rel's escalation key is).
+ */
+bool
+fps_ts_visible(Relation rel, TupleTableSlot *slot)
+{
+	FpsRelInfo *info = fps_relinfo(rel);
+	FpsRelState *rs = fps_txn_rel(info->relid);
+	VersionHeader h;
+	TransactionId waitfor = InvalidTransactionId;
+	VersionAtTs v;
+
+	if (unlikely(!rs->ts_checked))
+	{
+		fps_txn_keep_lock(rs, AccessShareLock);
+		relation_unchanged_since_ts(rel);
+		rs->ts_checked = true;
+	}
+	read_header(slot, &h);
+	v = version_at_ts(&h, rs->ts_escalated, info->relid, &waitfor);
+	if (v == VERSION_INVISIBLE || rs->ts_escalated)
+		return v == VERSION_VISIBLE;
+
+	/* to be read: raise its keys first, then judge it for good */
+	if (fps_txn_count_row_read(rs))
+		fps_ts_escalate(info, rs);
+	else
+		raise_row_keys(rel, info, slot);
+	read_header(slot, &h);
+	return version_at_ts(&h, true, info->relid, &waitfor) == VERSION_VISIBLE;
+}
+
+/* Read a predicate key of rel at ts (before the scan that needs it). */
+void
+fps_ts_read_predicate(FpsRelInfo *info, fps_u64 key, bool is_prefix)
+{
+	fps_atomic_add(is_prefix ? &fps_counters->phantom_prefix_reads :
+				   &fps_counters->phantom_relation_reads, 1);
+	cc_ts_read_predicate(key, info->relid);
+}
+
+/* Is a read of rel on snapshot (MVCC) a read at the transaction's ts? */
+bool
+fps_ts_read_of(Relation rel, Snapshot snapshot)
+{
+	FpsRelInfo *info;
+
+	return snapshot != NULL && IsMVCCSnapshot(snapshot) &&
+		fps_tracking_active(rel, &info) && fps_ts_mode(snapshot);
+}
+
+/*
+ * A sequential scan of a relation larger than fpsketch.escalation_threshold
+ * rows reads it through its escalation key from the start, not one key per
+ * row.
+ */
+void
+fps_ts_scan_start(Relation rel, bool sequential)
+{
+	FpsRelInfo *info = fps_relinfo(rel);
+	FpsRelState *rs = fps_txn_rel(info->relid);
+	double		rows = rel->rd_rel->reltuples;
+
+	if (!sequential || rs->ts_escalated)
+		return;
+	if (rows < 0)				/* never analyzed: guess from the size */
+		rows = (double) RelationGetNumberOfBlocks(rel) * 50;
+	if (rows > fps_escalation_threshold)
+		fps_ts_escalate(info, rs);
+}
