@@ -132,6 +132,8 @@ extern void fps_ts_read_predicate(FpsRelInfo *info, fps_u64 key, bool is_prefix)
 
 /* ---- rowlock.c ---- */
 
+extern bool fps_wait_for_transaction(TransactionId xid);
+
 extern TM_Result fps_rowlock_tuple_lock(Relation rel, ItemPointer tid, Snapshot snapshot,
 										TupleTableSlot *slot, CommandId cid,
 										LockTupleMode mode, LockWaitPolicy wait_policy,

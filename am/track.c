@@ -116,6 +116,7 @@ fps_track_read(Relation rel, TupleTableSlot *slot, bool unique_check)
 	groups = unique_check ? FPS_ALL_GROUPS(info) : fps_statement_groups(rel, info, false);
 	version.is_stale = fps_version_is_stale;
 	version.updater_in_progress = fps_version_updater_in_progress;
+	version.wait_for = fps_wait_for_transaction;
 	version.arg = &check;
 	for (g = 0; g < info->ngroups; g++)
 	{

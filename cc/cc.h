@@ -119,8 +119,6 @@ extern pg_atomic_uint32 *fps_row_lock_waits_for;
 
 extern void fps_require_shmem(void);
 
-/* waits for another transaction, checked for cycles (fpsketch_am.c) */
-extern bool fps_wait_for_transaction(TransactionId xid);
 
 /* ---- keys (cc/keys.c) ---- */
 
@@ -294,6 +292,8 @@ typedef struct FpsVersion
 {
 	bool		(*is_stale) (void *arg);
 	TransactionId (*updater_in_progress) (void *arg);
+	/* wait for xid to end, unless that would close a cycle of waits (false) */
+	bool		(*wait_for) (TransactionId xid);
 	void	   *arg;
 } FpsVersion;
 

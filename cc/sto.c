@@ -95,7 +95,7 @@ sto_read(FpsAccess *access, FpsVersion *version)
 			if (TransactionIdIsValid(writer))
 			{
 				fps_atomic_add(&fps_counters->sto_writer_waits, 1);
-				if (!fps_wait_for_transaction(writer))
+				if (!version->wait_for(writer))
 					fps_abort(FPS_ABORT_WAIT_CYCLE, access->relid);
 			}
 			else if (!fps_backoff_wait(&backoff))
