@@ -161,6 +161,16 @@ xid_at_ts(TransactionId xid, Oid relid)
 		return XID_BEFORE;		/* bootstrap, frozen */
 	if (TransactionIdIsCurrentTransactionId(xid))
 		return XID_OWN;
+#ifdef FPS_BROKEN_TS_VISIBILITY
+
+	/*
+	 * Only for the checkers' proof that they have teeth: visibility from the
+	 * statement's PostgreSQL snapshot instead of commit timestamps.
+	 */
+	if (XidInMVCCSnapshot(xid, GetActiveSnapshot()))
+		return TransactionIdIsInProgress(xid) ? XID_UNSETTLED : XID_AFTER;
+	return TransactionIdDidCommit(xid) ? XID_BEFORE : XID_ABORTED;
+#endif
 	if (TransactionIdPrecedes(xid, fps_txn.ts_snapshot->xmin))
 		return TransactionIdDidCommit(xid) ? XID_BEFORE : XID_ABORTED;
 	for (;;)
