@@ -30,7 +30,10 @@
 #include "access/hash.h"
 #include "access/nbtree.h"
 #include "access/relscan.h"
+#include "access/subtrans.h"
+#include "access/transam.h"
 #include "access/xact.h"
+#include "miscadmin.h"
 #include "nodes/execnodes.h"
 #include "nodes/nodeFuncs.h"
 #include "storage/procarray.h"
@@ -43,6 +46,53 @@
 #include "../fpsketch_am.h"
 
 static void release_fresh_snapshot(FpsIndexFetch *f);
+
+/* more transactions than this completed since the snapshot: assume the worst */
+#define FPS_MAX_MISSED_CHECK 100000
+
+/* Did xid, which completed, commit writes of this database's fpsketch tables? */
+static bool
+committed_fpsketch_writer(TransactionId xid)
+{
+	bool		known;
+	bool		writer;
+
+	if (!TransactionIdDidCommit(xid))
+		return false;
+	writer = fps_commit_ts_writer(SubTransGetTopmostTransaction(xid), MyDatabaseId, &known);
+	return writer || !known;
+}
+
+/*
+ * Does snapshot miss a transaction that has completed by latest and wrote
+ * fpsketch tables of this database (per the map of commit timestamps)?
+ * Only such a writer can have installed on a predicate key the scan just
+ * sampled: commits in other databases and of heap-only transactions do not
+ * matter.
+ */
+static bool
+snapshot_misses_writer(Snapshot snapshot, Snapshot latest)
+{
+	TransactionId xid;
+
+	for (int i = 0; i < snapshot->xcnt; i++)
+	{
+		xid = snapshot->xip[i];
+		if (!XidInMVCCSnapshot(xid, latest) && committed_fpsketch_writer(xid))
+			return true;
+	}
+	if (TransactionIdPrecedes(latest->xmax, snapshot->xmax) ||
+		latest->xmax - snapshot->xmax > FPS_MAX_MISSED_CHECK)
+		return latest->xmax != snapshot->xmax;
+	for (xid = snapshot->xmax; TransactionIdPrecedes(xid, latest->xmax);)
+	{
+		if (TransactionIdIsNormal(xid) &&
+			!XidInMVCCSnapshot(xid, latest) && committed_fpsketch_writer(xid))
+			return true;
+		TransactionIdAdvance(xid);
+	}
+	return false;
+}
 
 /*
  * After sampling a predicate key for a scan on snapshot: NULL if snapshot
@@ -60,7 +110,9 @@ static void release_fresh_snapshot(FpsIndexFetch *f);
  *
  * READ COMMITTED allows a statement's scans to see newer data (every row
  * version read is validated anyway); under REPEATABLE READ and SERIALIZABLE
- * the transaction snapshot must stay, so a changed world is a 40001.
+ * the transaction snapshot must stay, so a writer of this database's
+ * fpsketch tables that completed unseen is a 40001 (read-only transactions
+ * there read at a timestamp instead, am/visibility.c).
  */
 static Snapshot
 snapshot_after_predicate_sample(Snapshot snapshot, Oid relid)
@@ -78,7 +130,11 @@ snapshot_after_predicate_sample(Snapshot snapshot, Oid relid)
 	if (latest->xmax == snapshot->xmax && latest->xcnt == snapshot->xcnt)
 		return NULL;
 	if (IsolationUsesXactSnapshot())
+	{
+		if (!snapshot_misses_writer(snapshot, latest))
+			return NULL;
 		fps_abort(FPS_ABORT_PHANTOM_SNAPSHOT, relid);
+	}
 	fresh = RegisterSnapshot(latest);
 	/* same command: the scan must not see what this statement writes */
 	fresh->curcid = snapshot->curcid;
