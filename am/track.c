@@ -254,15 +254,34 @@ write_fine_key(Relation rel, FpsRelState *rs, FpsRelInfo *info, fps_u64 key,
 	return true;
 }
 
-/* Write the keys of groups of the row whose key is key; false: untracked. */
+/*
+ * Write the keys of groups of the row whose key is key; false: untracked.
+ * The row's other groups are followed (cc_follow): heap's new version of the
+ * row carries them too, so it must come after their last writers.
+ */
 static bool
 write_row_groups(Relation rel, FpsRelState *rs, FpsRelInfo *info, fps_u64 key,
 				 FpsGroupMask groups)
 {
 	for (int g = 0; g < info->ngroups; g++)
-		if ((groups & (1 << g)) &&
-			!write_fine_key(rel, rs, info, fps_group_key(key, g), false))
-			return false;
+	{
+		if (groups & (1 << g))
+		{
+			if (!write_fine_key(rel, rs, info, fps_group_key(key, g), false))
+				return false;
+		}
+		else
+		{
+			FpsAccess  *access = fps_txn_try_access(fps_group_key(key, g), info->relid);
+
+			if (access == NULL)
+			{
+				escalate_writes(rel, rs);
+				return false;
+			}
+			cc_follow(access);
+		}
+	}
 	return true;
 }
 

@@ -107,7 +107,7 @@ typedef struct FpsSharedCounters
 	volatile fps_u64 pool_pins;	/* pins reserved from the shared pool now */
 	volatile fps_u64 pins_refused;	/* fine pins refused by the pin budget */
 	volatile fps_u64 kept_locks;	/* locks kept past a subtransaction's end */
-	volatile fps_u64 ts_snapshots;	/* transactions that read at a timestamp */
+	volatile fps_u64 ts_snapshots;	/* transactions that began reading at a timestamp */
 	volatile fps_u64 ts_waits;	/* timestamp reads that waited for a writer */
 } FpsSharedCounters;
 
@@ -193,6 +193,8 @@ typedef struct FpsAccess
 	bool		is_read;
 	bool		is_write;
 	bool		is_phantom;		/* predicate key: committer-word protocol */
+	bool		follows;		/* commit after its wts: a group of a row we
+								 * wrote other groups of (cc_follow) */
 	bool		locked;			/* we hold the entry's lock bit */
 	bool		committing;		/* we count among the entry's committers */
 	uint16		nreads;			/* row versions read through this key */
@@ -337,6 +339,7 @@ extern void fps_commit_ts_reset_stats(void);
 extern bool cc_read(FpsAccess *access, FpsVersion *version);
 extern void cc_before_writing_statement(void);
 extern void cc_write(FpsAccess *access);
+extern void cc_follow(FpsAccess *access);
 extern void cc_phantom_read(FpsAccess *access);
 extern void cc_phantom_write(FpsAccess *access);
 extern bool cc_phantom_read_unchanged(FpsAccess *access);
@@ -362,6 +365,7 @@ extern bool tictoc_ts_read(FpsEntry *entry, fps_u64 ts);
 extern void sto_begin(FpsTxn *txn);
 extern void sto_read(FpsAccess *access, FpsVersion *version);
 extern void sto_write(FpsAccess *access);
+extern void sto_follow(FpsAccess *access);
 extern void sto_phantom_read(FpsAccess *access);
 extern void sto_phantom_write(FpsAccess *access);
 extern void sto_pre_commit(FpsTxn *txn);

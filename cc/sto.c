@@ -158,6 +158,17 @@ sto_write(FpsAccess *access)
 }
 
 /*
+ * The row's other column groups: the version replaced was written at their
+ * wts, at most; a younger one makes this write too late.
+ */
+void
+sto_follow(FpsAccess *access)
+{
+	if (fps_txn.sto_ts < fps_word_wts(fps_entry_load(access->entry)))
+		fps_abort(FPS_ABORT_STO_WRITE_TOO_LATE, access->relid);
+}
+
+/*
  * READ of a phantom key: raise readers_rts to ts, once no inserter is
  * between PRE_COMMIT and its end; inserters still in flight will fail.
  */

@@ -222,7 +222,9 @@ tictoc_lock(FpsAccess *access)
 /*
  * The least timestamp the transaction can commit at: after every version it
  * read (min_commit_ts: versions read through an escalated key, see
- * fps_escalated_read), after every read of what it writes.  Rts and readers_rts only grow,
+ * fps_escalated_read), after every read of what it writes, after the last
+ * writer of every group of a row it wrote (follows).  The last are stable
+ * by validation: such a writer held the row lock until its install.  Rts and readers_rts only grow,
  * so before validation this is a lower bound of the commit_ts to come.
  */
 static fps_u64
@@ -239,6 +241,8 @@ least_commit_ts(FpsTxn *txn)
 			commit_ts = Max(commit_ts, fps_entry_readers_rts_load(a->entry) + 1);
 		else if (a->is_write)
 			commit_ts = Max(commit_ts, fps_word_rts(fps_entry_load(a->entry)) + 1);
+		else if (a->follows)
+			commit_ts = Max(commit_ts, fps_word_wts(fps_entry_load(a->entry)) + 1);
 		if (a->is_read)
 			commit_ts = Max(commit_ts, Max(fps_word_wts(a->observed), a->min_commit_ts));
 	}

@@ -622,6 +622,21 @@ cc_write(FpsAccess *access)
 		tictoc_write(access);
 }
 
+/*
+ * The transaction replaced a version of a row whose other column groups it
+ * does not write (column groups): it must still commit after the writers
+ * of those groups, whose versions it replaced in heap's chain of the row,
+ * so that versions and their commit timestamps stay in the same order
+ * (a timestamp snapshot reads the version whose interval holds its ts).
+ */
+void
+cc_follow(FpsAccess *access)
+{
+	access->follows = true;
+	if (fps_timestamp_ordered())
+		sto_follow(access);
+}
+
 void
 cc_phantom_read(FpsAccess *access)
 {
@@ -681,6 +696,7 @@ fps_txn_begin_ts(Snapshot snapshot)
 	fps_txn.ts_mode = true;
 	fps_txn.active = true;		/* the transaction's end resets the mode */
 	fps_txn.ts = fps_reader_begin(fps_timestamp_ordered() ? fps_txn.sto_ts : 0);
+	fps_atomic_add(&fps_counters->ts_snapshots, 1);
 	if (++fps_txn.ts_generation == 0)
 		++fps_txn.ts_generation;
 }
@@ -846,8 +862,6 @@ fps_xact_callback(XactEvent event, void *arg)
 				tictoc_commit(&fps_txn);
 			else
 				sto_finish(&fps_txn, true);
-			if (fps_txn.ts_mode)
-				fps_atomic_add(&fps_counters->ts_snapshots, 1);
 			txn_reset();
 			break;
 
