@@ -16,7 +16,13 @@
 #      group of the row meanwhile; on a restored table without groups the same
 #      interleaving fails with 40001 (the control);
 #  (d) the restored TPC-C tables pass the consistency checks and amcheck, and a
-#      short New-Order + Payment load on them runs without client errors.
+#      short New-Order + Payment load on them runs without client errors;
+#  (e) pg_dump of the source while a New-Order + Payment load runs on it (4
+#      clients): pg_dump (REPEATABLE READ READ ONLY) and pg_dump
+#      --serializable-deferrable complete, their transactions read the
+#      fpsketch tables at a timestamp, and each restore is one consistent TPC-C
+#      state: the twelve consistency conditions hold on it.  (Before timestamp
+#      snapshots every COPY of a table being written failed with 40001.)
 
 use strict;
 use warnings;
@@ -27,6 +33,8 @@ use FpsTest;
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
+use IPC::Run;
+use Time::HiRes qw(time);
 
 my $node = fps_node('fps_dump');
 $node->safe_psql('postgres', 'CREATE DATABASE src');
@@ -146,6 +154,44 @@ ok($r->{committed} > 0 && !@{ $r->{unexpected} } && !@{ $r->{aborted} },
   or diag $r->{err};
 is(tpcc_check($node, '(d) after the load', db => 'dst'), 0,
 	'(d) and the tables still pass every check after it');
+
+# ---------------------------------------------------------------------------
+# (e) dumps of a database under load
+# ---------------------------------------------------------------------------
+{
+	$node->safe_psql('src', 'SELECT fpsketch_stats_reset()');
+	my $srcload = tpcc_load($node, db => 'src', clients => 4, duration => 12);
+	sleep 2;
+	foreach my $how ([ 'rr', [] ], [ 'deferrable', ['--serializable-deferrable'] ])
+	{
+		my ($name, $opts) = @$how;
+		my ($ret, $out, $err);
+		my $t0 = time;
+		$ret = IPC::Run::run([ 'pg_dump', @$opts, '-Fc', '-f', "$dumpdir/load-$name.dump",
+							   '-d', $node->connstr('src') ], '>', \$out, '2>', \$err);
+		ok($ret, sprintf("(e) pg_dump %s under a TPC-C load completes (%d s)",
+				join(' ', @$opts) || '(REPEATABLE READ)', time - $t0))
+		  or diag $err;
+		$node->safe_psql('postgres', "CREATE DATABASE dst_$name");
+		$node->command_ok(
+			[ 'pg_restore', '--exit-on-error', '-d', $node->connstr("dst_$name"),
+			  "$dumpdir/load-$name.dump" ],
+			"(e) $name: pg_restore");
+	}
+	my $r = $srcload->finish;
+	ok($r->{committed} > 0 && !@{ $r->{unexpected} } && !@{ $r->{aborted} },
+		"(e) the load ran on: $r->{committed} committed, no client errors")
+	  or diag $r->{err};
+	my $st = stats($node, 'src');
+	ok($st->{ts_snapshots} >= 2,
+		"(e) the dumps read at a timestamp ($st->{ts_snapshots} timestamp snapshots, "
+		  . "$st->{aborts_snapshot_too_old} too old)");
+	foreach my $name (qw(rr deferrable))
+	{
+		is(tpcc_check($node, "(e) $name restored", db => "dst_$name"), 0,
+			"(e) the restore of the dump taken under load ($name) is a consistent TPC-C state");
+	}
+}
 
 my @problems = log_problems($node, 0);
 is(join("\n", @problems), '', 'no unexpected error, PANIC or crash in the server log');
