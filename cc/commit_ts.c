@@ -224,7 +224,8 @@ delete_slot(FpsCtsPartition *part, uint32 i)
 {
 	uint32		j = i;
 
-	for (;;)
+	/* at most every other slot once, also when the partition is full */
+	for (uint32 n = 0; n < part->mask; n++)
 	{
 		uint32		k;
 
