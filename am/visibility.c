@@ -16,9 +16,10 @@
  * do not follow the order in which transactions become visible.  Heap
  * scans run with SnapshotAny and hand every version to fps_ts_visible().
  *
- * Why a version judged now stays judged.  Before a version is returned its
- * key (each column group read) has its rts raised to ts, after any
- * committer holding the key is done (tictoc_ts_read, sto_ts_read); then the
+ * Why a version judged now stays judged.  Before a version is returned the
+ * keys of its row (every column group: a writer of any group makes a new
+ * version of the whole row) have their rts raised to ts, after any
+ * committer holding them is done (tictoc_ts_read, sto_ts_read); then the
  * version is judged again.  A writer that locks the key after the raise
  * commits after ts; one that locked it before has installed, and its
  * commit_ts is in the map.  Past fpsketch.escalation_threshold rows of a
@@ -295,19 +296,19 @@ fps_ts_escalate(FpsRelInfo *info, FpsRelState *rs)
 }
 
 /*
- * Raise the keys of the row in slot that the statement reads, waiting for
- * an older writer in flight (STO, MVTO) when the key says so.
+ * Raise the keys of the row in slot, waiting for an older writer in flight
+ * (STO, MVTO) when the key says so.  Every column group, not only those the
+ * statement reads: a writer of another group makes a new version of the
+ * whole row, and that version must not slip in at or below ts after the
+ * reader judged the row's versions (it would see neither).
  */
 static void
 raise_row_keys(Relation rel, FpsRelInfo *info, TupleTableSlot *slot)
 {
 	fps_u64		key = fps_key_from_slot(rel, info, slot);
-	FpsGroupMask groups = fps_statement_groups(rel, info, false);
 
 	for (int g = 0; g < info->ngroups; g++)
 	{
-		if (!(groups & (1 << g)))
-			continue;
 		while (!cc_ts_read_key(fps_group_key(key, g), info->relid))
 		{
 			VersionHeader h;
