@@ -580,7 +580,7 @@ sub start
 	my @cmd = (
 		'pgbench', '-n', '-M', $p{mode} // 'prepared',
 		'-c', $p{clients} // 4, '-j', $p{jobs} // ($p{clients} && $p{clients} < 2 ? 1 : 2),
-		'-T', $p{duration} // 5,
+		defined $p{transactions} ? ('-t', $p{transactions}) : ('-T', $p{duration} // 5),
 		'--max-tries', $p{max_tries} // 10, '--failures-detailed');
 	push @cmd, '-f', $_ foreach @{ $p{files} };
 	push @cmd, '-D', "$_=$p{defines}{$_}" foreach sort keys %{ $p{defines} // {} };
