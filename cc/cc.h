@@ -4,13 +4,17 @@
  *	  fpsketch concurrency control: what the table AM and the protocols share.
  *
  * Layering:
- *	fpsketch_am.c	heap details: which callbacks read or write which row
- *					version, staleness of a heap version, key derivation input
+ *	fpsketch_am.c, am/	heap details: which callbacks read or write which
+ *					row version, staleness and visibility of a heap version,
+ *					key derivation input; they call into cc/, never back
  *	cc/keys.c		row identity -> 64-bit key
- *	cc/txn.c		per-backend transaction state (the access set), xact and
- *					subxact callbacks, shared counters, errors
+ *	cc/txn.c		per-backend transaction state (the access set), the pin
+ *					budget, xact and subxact callbacks, shared counters, errors
  *	cc/tictoc.c		the TicToc protocol over FPSketch entries, in the words
  *					of the dissertation's Algorithm 3
+ *	cc/sto.c		STO (Algorithm 4) and MVTO's reads at a timestamp
+ *	cc/commit_ts.c	the map from writer xid to commit timestamp that
+ *					timestamp snapshots read
  *	sketch/			the FPSketch itself
  *
  *-------------------------------------------------------------------------
