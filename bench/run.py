@@ -8,6 +8,8 @@ invocation, on one throwaway cluster.  See bench/README.md.
     bench/run.py --full             # the table of the issue (about 90 minutes)
     bench/run.py --sweep            # sketch size 1 KiB .. 1 MiB against exact
     bench/run.py --workloads tpcc-w2,ycsb-r15w1-t0.6 --duration 20
+    bench/run.py --workloads tpcc-w1-report       # + a READ ONLY report in a loop
+    bench/run.py --workloads tpcc-w1-reader60 --duration 150   # + one 60 s reader
 
 Use /usr/bin/python3 (Debian's, with python3-matplotlib).
 """
@@ -68,12 +70,22 @@ SWEEP_SIZES_KB = [1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024]
 
 
 class Workload:
-    """tpcc-w<W>[-full] or ycsb-<kind>-t<theta>."""
+    """tpcc-w<W>[-full][-report|-reader<S>] or ycsb-<kind>-t<theta>.
+
+    -report: one more client runs tpcc/report.sql (a READ ONLY report over
+    130,001 rows per warehouse) in a loop beside the TPC-C clients.
+    -reader<S>: one more session opens a read-only transaction at a fifth of
+    the run, reads the report's tables, holds its snapshot for S seconds and
+    reads them again (LeanStore's experiment: goodput over time)."""
 
     def __init__(self, name, records):
         self.name = name
-        m = re.fullmatch(r"tpcc-w(\d+)(-full)?", name)
+        self.report = False
+        self.reader_hold = 0
+        m = re.fullmatch(r"tpcc-w(\d+)(-full)?(?:-report|-reader(\d+))?", name)
         if m:
+            self.report = name.endswith("-report")
+            self.reader_hold = int(m.group(3) or 0)
             self.kind = "tpcc"
             self.warehouses = int(m.group(1))
             self.mix = "full" if m.group(2) else "np"
@@ -83,6 +95,11 @@ class Workload:
             self.param = f"{self.warehouses} warehouse{'s' if self.warehouses > 1 else ''}"
             self.desc = ("TPC-C-like New-Order + Payment 50/50" if self.mix == "np"
                          else "TPC-C-like full mix 45/43/4/4/4")
+            if self.report:
+                self.desc += ", and one client running a READ ONLY report (tpcc/report.sql) in a loop"
+            if self.reader_hold:
+                self.desc += (f", and one read-only transaction that holds its snapshot for "
+                              f"{self.reader_hold} s")
             return
         m = re.fullmatch(r"ycsb-(\w+?)-t([0-9.]+)", name)
         if m and m.group(1) in YCSB_KINDS:
@@ -96,7 +113,7 @@ class Workload:
             self.param = f"theta {self.theta:g}, {records} keys"
             self.desc = f"YCSB-like {YCSB_DESC[self.ycsb_kind]}"
             return
-        raise SystemExit(f"unknown workload {name!r} (tpcc-w<N>[-full] or "
+        raise SystemExit(f"unknown workload {name!r} (tpcc-w<N>[-full][-report|-reader<S>] or "
                          f"ycsb-{{{','.join(YCSB_KINDS)}}}-t<theta>)")
 
 
@@ -105,9 +122,10 @@ class Workload:
 class Row:
     """One configuration: access method, isolation level, fpsketch GUCs."""
 
-    def __init__(self, label, am, iso, fps=None):
+    def __init__(self, label, am, iso, fps=None, deferrable=False):
         self.label, self.am, self.iso = label, am, iso
         self.fps = fps or {}        # fpsketch.* settings for this row
+        self.deferrable = deferrable    # the report/reader is READ ONLY DEFERRABLE
 
     @property
     def key(self):
@@ -120,7 +138,25 @@ ISO_SHORT = {"read committed": "READ COMMITTED", "repeatable read": "REPEATABLE 
 
 def heap_rows():
     return [Row(f"heap {ISO_SHORT[i]}", "heap", i)
-            for i in ("read committed", "repeatable read", "serializable")]
+            for i in ("read committed", "repeatable read", "serializable")] + \
+        [Row("heap SERIALIZABLE (reader DEFERRABLE)", "heap", "serializable", deferrable=True)]
+
+
+def row_applies(row, w):
+    """The DEFERRABLE row differs from heap SERIALIZABLE only in its report or reader."""
+    return not row.deferrable or w.report or w.reader_hold
+
+
+def reader_begin(row, w):
+    """How the report or the long reader begins its transaction.  Heap at READ
+    COMMITTED holds no snapshot across statements: the long reader there runs
+    at REPEATABLE READ (the report keeps READ COMMITTED, and its checks show
+    what that gives)."""
+    if row.deferrable:
+        return "BEGIN READ ONLY DEFERRABLE;"
+    if w.reader_hold and row.am == "heap" and row.iso == "read committed":
+        return "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY;"
+    return "BEGIN READ ONLY;"
 
 
 def extra_row(spec, protocols, variants, exact_max_entries):
@@ -403,9 +439,12 @@ def parse_summary(out):
 
 
 def parse_logs(prefix, nscripts):
-    """Per-transaction logs: 'client n latency|serialization|deadlock script s us retries'."""
+    """Per-transaction logs: 'client n latency|failed|serialization|deadlock
+    script epoch us [retries]' (retries with --max-tries other than 1)."""
     lat = []
     per_script = [0] * nscripts
+    per_script_aborts = [0] * nscripts      # retries + failures
+    per_second = {}                         # epoch second -> [committed, aborts]
     failed = 0
     for path in glob.glob(prefix + ".*"):
         with open(path) as f:
@@ -413,13 +452,22 @@ def parse_logs(prefix, nscripts):
                 parts = line.split()
                 if len(parts) < 6:
                     continue
+                script = int(parts[3])
+                retries = int(parts[6]) if len(parts) > 6 and parts[6].isdigit() else 0
+                sec = per_second.setdefault(int(parts[4]), [0, 0])
                 if parts[2].isdigit():
                     lat.append(int(parts[2]))
-                    per_script[int(parts[3])] += 1
+                    per_script[script] += 1
+                    sec[0] += 1
                 else:
                     failed += 1
+                    per_script_aborts[script] += 1
+                    sec[1] += 1
+                per_script_aborts[script] += retries
+                sec[1] += retries
     lat.sort()
-    res = {"committed_logged": len(lat), "failed_logged": failed, "per_script": per_script}
+    res = {"committed_logged": len(lat), "failed_logged": failed, "per_script": per_script,
+           "per_script_aborts": per_script_aborts, "per_second": per_second}
     if lat:
         res["lat_avg_ms"] = sum(lat) / len(lat) / 1000.0
         res["lat_p95_ms"] = lat[min(len(lat) - 1, int(0.95 * len(lat)))] / 1000.0
@@ -436,7 +484,8 @@ FPS_STAT_COLS = ["max_entries", "entries_hwm", "pinned_hwm", "evictions", "table
                  "commits", "lock_waits", "pinned", "escalations", "phantom_writes",
                  "phantom_relation_reads", "phantom_prefix_reads", "snapshot_refreshes",
                  "row_lock_waits", "reevaluations", "reads_valid_before_overwrite", "stable_rereads",
-                 "early_aborts"]
+                 "early_aborts", "ts_snapshots", "ts_waits", "commit_ts_capacity", "commit_ts_entries_hwm",
+                 "commit_ts_drops", "commit_ts_lost"]
 
 
 def fps_stats(cl, db):
@@ -619,6 +668,70 @@ def wait_quiet(max_wait):
         time.sleep(10)
 
 
+def report_cmd(args, w, row, db, workdir, prefix, report_log):
+    """pgbench for the report client: tpcc/report.sql with the row's BEGIN,
+    retried until it commits (--max-tries=0 under -T)."""
+    with open(os.path.join(HERE, "tpcc/report.sql")) as f:
+        src = f.read()
+    path = os.path.join(workdir, "report.sql")
+    with open(path, "w") as f:
+        f.write(re.sub(r"^BEGIN READ ONLY;$", reader_begin(row, w), src, count=1, flags=re.M))
+    return ["pgbench", "-n", "-M", "prepared", "-c", "1", "-j", "1", "-T", str(args.duration),
+            "--max-tries=0", "--failures-detailed", "-l", f"--log-prefix={prefix}",
+            "-D", f"warehouses={w.warehouses}", "-D", f"report_log={report_log}", "-f", path, db]
+
+
+READER_READS = ["SELECT sum(w_ytd) FROM warehouse;",
+                "SELECT count(*), sum(c_ytd_payment), sum(c_balance) FROM customer;",
+                "SELECT count(*), sum(s_ytd), sum(s_quantity) FROM stock;",
+                "SELECT sum(d_ytd), sum(d_next_o_id) FROM district;"]
+
+
+class LongReader:
+    """One session that, start_after seconds in, begins a read-only transaction,
+    reads the report's tables, holds its snapshot for hold seconds (pg_sleep
+    inside the transaction) and reads them again, then commits.  Both reads
+    must agree (one snapshot)."""
+
+    def __init__(self, cl, w, row, db, env, start_after):
+        import threading
+        self.begin = reader_begin(row, w)
+        self.start_after, self.hold = start_after, w.reader_hold
+        self.sql = "\n".join(["\\set ON_ERROR_STOP on", self.begin] + READER_READS
+                              + [f"SELECT pg_sleep({self.hold}) IS NULL AS slept;"] + READER_READS
+                              + ["COMMIT;"]) + "\n"
+        self.cmd = ["psql", "-X", "-q", "-At", "-d", db]
+        self.env = env
+        self.result = None
+        self.thread = threading.Thread(target=self.run, daemon=True)
+        self.thread.start()
+
+    def run(self):
+        time.sleep(self.start_after)
+        t0 = time.time()
+        r = subprocess.run(self.cmd, input=self.sql, env=self.env, capture_output=True, text=True)
+        lines = [ln for ln in r.stdout.splitlines() if ln.strip()]
+        n = len(READER_READS)
+        first, second = lines[:n], lines[n + 1:2 * n + 1]
+        self.result = {
+            "reader_begin": self.begin, "reader_start_s": self.start_after,
+            "reader_elapsed_s": round(time.time() - t0, 1),
+            "reader_result": "committed" if r.returncode == 0 else
+                             "ERROR: " + " ".join(r.stderr.strip().splitlines()[-2:])[:200],
+            "reader_stable": "" if r.returncode != 0 else ("yes" if first == second else "NO"),
+        }
+
+    def join(self):
+        self.thread.join()
+        return self.result
+
+
+def window_rate(per_second, t0, lo, hi):
+    """Mean committed transactions/s over the run's seconds [lo, hi)."""
+    secs = range(int(t0) + int(lo), int(t0) + int(hi))
+    return round(sum(per_second.get(s, [0, 0])[0] for s in secs) / max(1, len(secs)), 1)
+
+
 def file_label(label):
     """'fpsketch tictoc focus_sketch (prefix_predicates=off)' -> fpsketch_tictoc_focus_sketch_prefix_predicates=off"""
     return re.sub(r"[^\w.=-]+", "_", label).strip("_")
@@ -651,6 +764,21 @@ def run_row(cl, args, w, row, settings, workdir, rawdir, idx, total, eta):
     meter = CpuMeter(args.pgdata)
     p = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
                          cwd=workdir)
+    rp = reader = None
+    if w.report:
+        rprefix = prefix + "_report"
+        report_log = prefix + "_report_inconsistent.txt"
+        for old in glob.glob(rprefix + ".*") + [report_log]:
+            if os.path.exists(old):
+                os.remove(old)
+        rcmd = report_cmd(args, w, row, db, workdir, rprefix, report_log)
+        rp = subprocess.Popen(rcmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                              cwd=workdir)
+    if w.reader_hold:
+        if args.duration < args.duration / 5 + w.reader_hold + 10:
+            log(f"      !! --duration {args.duration} is too short for a {w.reader_hold} s reader "
+                f"starting at {args.duration // 5} s")
+        reader = LongReader(cl, w, row, db, env, args.duration // 5)
     out_lines = []
     others_seen = set()
     for line in p.stdout:
@@ -659,18 +787,26 @@ def run_row(cl, args, w, row, settings, workdir, rawdir, idx, total, eta):
             log("      " + line.rstrip())
             others_seen.update(foreign_pgbench())
     p.wait()
+    rout = rp.communicate()[0] if rp else ""
+    reader_res = reader.join() if reader else None
     foreign_cpu = meter.foreign_share()
     out = "".join(out_lines)
     with open(os.path.join(rawdir, f"{w.name}__{file_label(row.label)}.txt"), "w") as f:
         f.write("$ PGOPTIONS='" + env["PGOPTIONS"] + "' " + " ".join(cmd) + "\n" + out)
+        if rp:
+            f.write("\n$ PGOPTIONS='" + env["PGOPTIONS"] + "' " + " ".join(rcmd) + "\n" + rout)
+        if reader:
+            f.write("\n$ PGOPTIONS='" + env["PGOPTIONS"] + "' " + " ".join(reader.cmd) + " <<EOF\n"
+                    + reader.sql + "EOF\n" + json.dumps(reader_res) + "\n")
     time.sleep(1.0)                             # let exiting backends flush their stats
     after = db_stats(cl, db)
     summ = parse_summary(out)
     if p.returncode not in (0,) and summ["client_errors"] == 0:
         summ["client_errors"] = 1               # pgbench failed in some other way
     logs = parse_logs(prefix, len(w.scripts))
+    rlogs = parse_logs(rprefix, 1) if rp else None
     if not args.keep_logs:
-        for fpath in glob.glob(prefix + ".*"):
+        for fpath in glob.glob(prefix + ".*") + (glob.glob(rprefix + ".*") if rp else []):
             os.remove(fpath)
     res = {
         "workload": w.name, "workload_desc": w.desc, "param": w.param, "config": row.label,
@@ -688,6 +824,7 @@ def run_row(cl, args, w, row, settings, workdir, rawdir, idx, total, eta):
         "lat_avg_ms": round(logs["lat_avg_ms"], 2), "lat_p50_ms": round(logs["lat_p50_ms"], 2),
         "lat_p95_ms": round(logs["lat_p95_ms"], 2),
         "per_script_committed": "/".join(str(c) for c in logs["per_script"]),
+        "per_script_aborts": "/".join(str(c) for c in logs["per_script_aborts"]),
         "server_deadlocks": after[2] - before[2],
         "server_rollbacks": after[1] - before[1],
     }
@@ -712,6 +849,35 @@ def run_row(cl, args, w, row, settings, workdir, rawdir, idx, total, eta):
         res["cc_memory_bytes"] = 0
         res["cc_memory_what"] = "none (row locks in tuples)"
     res["row_settings"] = row_settings
+    if rp:
+        rs = parse_summary(rout)
+        inconsistent = 0
+        if os.path.exists(report_log):
+            with open(report_log) as f:
+                inconsistent = sum(1 for _ in f)
+            os.remove(report_log)
+        res.update({
+            "report_begin": reader_begin(row, w), "report_committed": rs["processed"],
+            "report_per_min": round(rs["processed"] * 60.0 / args.duration, 1),
+            "report_retries": rs["retries"], "report_failed": rs["failed"],
+            "report_client_errors": rs["client_errors"], "report_inconsistent": inconsistent,
+            "report_lat_p50_ms": round(rlogs["lat_p50_ms"], 1),
+        })
+        res["client_errors"] += rs["client_errors"]
+    if reader:
+        res.update(reader_res or {"reader_result": "no result"})
+        start = args.duration // 5
+        res["goodput_before"] = window_rate(logs["per_second"], t0, 2, start)
+        res["goodput_during"] = window_rate(logs["per_second"], t0, start, start + w.reader_hold)
+        res["goodput_after"] = window_rate(logs["per_second"], t0, start + w.reader_hold, args.duration - 1)
+        outdir = os.path.dirname(rawdir)
+        new = not os.path.exists(os.path.join(outdir, "timeline.csv"))
+        with open(os.path.join(outdir, "timeline.csv"), "a") as f:
+            if new:
+                f.write("workload,config,second,committed,aborts\n")
+            for sec in range(int(t0), int(t0) + args.duration):
+                c, a = logs["per_second"].get(sec, [0, 0])
+                f.write(f"{w.name},{row.label},{sec - int(t0)},{c},{a}\n")
     if row.am == "fpsketch":
         res["fps_sketch_size_kb"] = row.fps.get("fpsketch.sketch_size", settings.get("fpsketch.sketch_size"))
     # the settings that change the result, as the server reported them
@@ -751,7 +917,11 @@ CSV_COLS = [
     "row_settings", "fps_sketch_size_kb", "goodput_tps", "attempts", "committed", "aborts", "abort_rate", "retries",
     "failed", "failed_serialization", "failed_deadlock", "aborts_serialization", "aborts_deadlock",
     "intended_rollbacks", "client_errors", "check_violations", "check_detail",
-    "lat_avg_ms", "lat_p50_ms", "lat_p95_ms", "per_script_committed",
+    "lat_avg_ms", "lat_p50_ms", "lat_p95_ms", "per_script_committed", "per_script_aborts",
+    "report_begin", "report_committed", "report_per_min", "report_retries", "report_failed",
+    "report_client_errors", "report_inconsistent", "report_lat_p50_ms",
+    "reader_begin", "reader_start_s", "reader_elapsed_s", "reader_result", "reader_stable",
+    "goodput_before", "goodput_during", "goodput_after",
     "cc_memory_bytes", "cc_memory_what",
 ] + ["fps_" + c for c in FPS_STAT_COLS] + ["@fps_aborts"] + [
     "clients", "jobs", "duration_s", "max_tries", "warehouses", "theta", "records", "mix",
@@ -802,14 +972,19 @@ def abort_reasons(r):
 
 
 def per_script(r):
-    """'new_order 2808, payment 3378': committed transactions of each script (a
-    script whose transactions never commit, e.g. YCSB's 1000-read one, shows 0)."""
+    """'new_order 2808 (31 aborts), payment 3378 (12 aborts)': committed
+    transactions of each script and its aborted attempts (retries and
+    failures; a script whose transactions never commit shows 0)."""
     mix = str(r.get("mix", ""))
     scripts = TPCC_MIXES.get(mix) if str(r["workload"]).startswith("tpcc") else YCSB_KINDS.get(mix)
     counts = str(r.get("per_script_committed", "")).split("/")
+    aborts = str(r.get("per_script_aborts", "")).split("/")
     if not scripts or len(counts) != len(scripts):
         return str(r.get("per_script_committed", ""))
-    return ", ".join(f"{os.path.basename(f)[:-4]} {c}" for (f, _), c in zip(scripts, counts))
+    if len(aborts) != len(scripts) or len(scripts) == 1:
+        aborts = [None] * len(scripts)
+    return ", ".join(f"{os.path.basename(f)[:-4]} {c}" + (f" ({a} aborts)" if a is not None else "")
+                     for (f, _), c, a in zip(scripts, counts, aborts))
 
 
 def ratio(a, b):
@@ -881,6 +1056,7 @@ def markdown(results, meta, title):
                        f"{r['lat_p95_ms']:.1f} | {human_bytes(r['cc_memory_bytes'])} | {chk_s} | "
                        f"{r['client_errors']} |")
         out.append("")
+        out += report_tables(rows)
         for r in rows:
             pinned, leaks = r.get("fps_pinned") or 0, r.get("fps_lock_leaks") or 0
             if pinned or leaks:
@@ -905,6 +1081,40 @@ def markdown(results, meta, title):
                     out.append(f"{p}: focus_sketch / exact = {ratio(fs, ex)}")
             out.append("")
     return "\n".join(out) + "\n"
+
+
+def report_tables(rows):
+    """The report client's and the long reader's results, when the workload had them."""
+    out = []
+    if any(r.get("report_begin") for r in rows):
+        out.append("The report (tpcc/report.sql, one extra client, retried until it commits): "
+                   "inconsistent = reports whose statements disagreed (a Payment seen by one and "
+                   "not by another).")
+        out.append("")
+        out.append("| configuration | report begins with | reports committed | per minute | retries (40001) "
+                   "| gave up | inconsistent | p50 s | TPC-C goodput/s |")
+        out.append("|---|---|---:|---:|---:|---:|---:|---:|---:|")
+        for r in rows:
+            if r.get("report_begin"):
+                out.append(f"| {r['config']} | `{r['report_begin']}` | {r['report_committed']} | "
+                           f"{r['report_per_min']} | {r['report_retries']} | {r['report_failed']} | "
+                           f"{r['report_inconsistent']} | {float(r['report_lat_p50_ms']) / 1000:.2f} | "
+                           f"{r['goodput_tps']:.0f} |")
+        out.append("")
+    if any(r.get("reader_begin") or r.get("reader_result") for r in rows):
+        out.append("The long reader: TPC-C goodput (committed/s) before it, while it holds its "
+                   "snapshot, and after; stable = both of its reads agreed.")
+        out.append("")
+        out.append("| configuration | reader begins with | reader | stable | before | during | after "
+                   "| during / before |")
+        out.append("|---|---|---|---|---:|---:|---:|---:|")
+        for r in rows:
+            out.append(f"| {r['config']} | `{r.get('reader_begin', '')}` | {r.get('reader_result', '')} | "
+                       f"{r.get('reader_stable', '')} | {r.get('goodput_before', '')} | "
+                       f"{r.get('goodput_during', '')} | {r.get('goodput_after', '')} | "
+                       f"{ratio(float(r.get('goodput_during') or 0), float(r.get('goodput_before') or 0))} |")
+        out.append("")
+    return out
 
 
 def summary(by_w):
@@ -1075,6 +1285,39 @@ def plots(results, outdir, sweep):
         fig.savefig(path, dpi=110)
         plt.close(fig)
         made.append(path)
+    tl_path = os.path.join(outdir, "timeline.csv")
+    if os.path.exists(tl_path):
+        series = {}
+        with open(tl_path) as f:
+            for rec in csv.DictReader(f):
+                series.setdefault((rec["workload"], rec["config"]), {})[int(rec["second"])] = \
+                    int(rec["committed"])
+        for wname in dict.fromkeys(k[0] for k in series):
+            fig, ax = plt.subplots(figsize=(11, 5))
+            for (wn, c), pts in series.items():
+                if wn != wname:
+                    continue
+                xs = sorted(pts)
+                ys = [pts[x] for x in xs]
+                k = 5       # 5-second moving average: pgbench's per-second counts are noisy
+                sm = [sum(ys[max(0, i - k + 1):i + 1]) / len(ys[max(0, i - k + 1):i + 1]) for i in range(len(ys))]
+                ax.plot(xs, sm, label=c)
+            r0 = next(r for r in results if r["workload"] == wname)
+            if r0.get("reader_start_s", "") != "":
+                st = float(r0["reader_start_s"])
+                hold = int(re.search(r"reader(\d+)", wname).group(1))
+                ax.axvspan(st, st + hold, color="gray", alpha=0.15, label="reader holds its snapshot")
+            ax.set_xlabel("seconds")
+            ax.set_ylabel("committed transactions/s (5 s moving average)")
+            ax.set_ylim(bottom=0)
+            ax.grid(True, alpha=0.3)
+            ax.legend(fontsize=8)
+            ax.set_title(f"{wname}: {r0['workload_desc']}, {r0['param']}, {r0['clients']} clients", fontsize=9)
+            fig.tight_layout()
+            path = os.path.join(outdir, f"{wname}_timeline.png")
+            fig.savefig(path, dpi=110)
+            plt.close(fig)
+            made.append(path)
     # TPC-C goodput vs warehouses, when several warehouse counts ran
     tp = [r for r in results if re.fullmatch(r"tpcc-w\d+", r["workload"])]
     if len({r["warehouses"] for r in tp}) > 1:
@@ -1211,6 +1454,8 @@ def main():
     rawdir = os.path.join(outdir, "raw")
     shutil.rmtree(rawdir, ignore_errors=True)
     os.makedirs(rawdir)
+    if os.path.exists(os.path.join(outdir, "timeline.csv")):
+        os.remove(os.path.join(outdir, "timeline.csv"))
     workdir = tempfile.mkdtemp(prefix="fpsketch-bench-")
     started = datetime.datetime.now().strftime("%Y-%m-%d %H:%M")
     t_start = time.time()
@@ -1263,12 +1508,14 @@ def main():
         ensure_datasets(cl, workloads, ams, args.reuse)
 
         results = []
-        total = len(workloads) * len(rows)
+        total = sum(1 for w in workloads for row in rows if row_applies(row, w))
         idx = 0
         t_runs = time.time()
         csv_path = os.path.join(outdir, "results.csv")
         for w in workloads:
             for row in rows:
+                if not row_applies(row, w):
+                    continue
                 idx += 1
                 eta = ""
                 if idx > 1:
