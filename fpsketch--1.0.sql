@@ -86,6 +86,7 @@ CREATE FUNCTION @extschema@.fpsketch_stats(
     OUT kept_locks bigint,
     OUT ts_snapshots bigint,
     OUT ts_waits bigint,
+    OUT ts_successor_fetches bigint,
     OUT commit_ts_capacity bigint,
     OUT commit_ts_entries bigint,
     OUT commit_ts_entries_hwm bigint,

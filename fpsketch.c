@@ -828,6 +828,7 @@ fpsketch_stats(PG_FUNCTION_ARGS)
 	values[i++] = Int64GetDatum(fps_atomic_load(&fps_counters->kept_locks));
 	values[i++] = Int64GetDatum(fps_atomic_load(&fps_counters->ts_snapshots));
 	values[i++] = Int64GetDatum(fps_atomic_load(&fps_counters->ts_waits));
+	values[i++] = Int64GetDatum(fps_atomic_load(&fps_counters->ts_successor_fetches));
 	{
 		FpsCtsStats cs;
 
@@ -877,6 +878,7 @@ fpsketch_stats_reset(PG_FUNCTION_ARGS)
 	fps_atomic_store(&fps_counters->kept_locks, 0);
 	fps_atomic_store(&fps_counters->ts_snapshots, 0);
 	fps_atomic_store(&fps_counters->ts_waits, 0);
+	fps_atomic_store(&fps_counters->ts_successor_fetches, 0);
 	fps_commit_ts_reset_stats();
 	PG_RETURN_VOID();
 }

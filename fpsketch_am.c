@@ -71,6 +71,14 @@ fps_scan_begin(Relation rel, Snapshot snapshot, int nkeys,
 			flags |= FPS_SO_TIMESTAMP;
 		}
 	}
+	if (flags & FPS_SO_TIMESTAMP)
+	{
+		TableScanDesc scan = heap_routine->scan_begin(rel, snapshot, nkeys, key,
+													  pscan, flags);
+
+		fps_ts_scan_of(scan, true);
+		return scan;
+	}
 	return heap_routine->scan_begin(rel, snapshot, nkeys, key, pscan, flags);
 }
 
@@ -79,6 +87,24 @@ static inline bool
 scan_at_timestamp(TableScanDesc scan)
 {
 	return (scan->rs_flags & FPS_SO_TIMESTAMP) != 0;
+}
+
+static void
+fps_scan_rescan(TableScanDesc scan, struct ScanKeyData *key, bool set_params,
+				bool allow_strat, bool allow_sync, bool allow_pagemode)
+{
+	if (scan_at_timestamp(scan))
+		fps_ts_scan_reset(fps_ts_scan_of(scan, false));
+	heap_routine->scan_rescan(scan, key, set_params, allow_strat, allow_sync,
+							  allow_pagemode);
+}
+
+static void
+fps_scan_end(TableScanDesc scan)
+{
+	if (scan_at_timestamp(scan))
+		fps_ts_scan_forget(scan);
+	heap_routine->scan_end(scan);
 }
 
 /* ---- index fetches: their predicate state rides along (am/predicate.c) ---- */
@@ -92,6 +118,7 @@ fps_index_fetch_begin(Relation rel)
 	f->heap.xs_base.rel = rel;
 	f->heap.xs_cbuf = InvalidBuffer;
 	f->predicate_pending = true;
+	f->ts.follow = true;
 	return &f->heap.xs_base;
 }
 
@@ -99,12 +126,14 @@ static void
 fps_index_fetch_reset(struct IndexFetchTableData *fetch)
 {
 	heap_routine->index_fetch_reset(fetch);
+	fps_ts_scan_reset(&((FpsIndexFetch *) fetch)->ts);
 	fps_index_predicate_reset((FpsIndexFetch *) fetch);
 }
 
 static void
 fps_index_fetch_end(struct IndexFetchTableData *fetch)
 {
+	fps_ts_scan_reset(&((FpsIndexFetch *) fetch)->ts);
 	fps_index_predicate_end((FpsIndexFetch *) fetch);
 	heap_routine->index_fetch_end(fetch);
 }
@@ -118,7 +147,7 @@ fps_scan_getnextslot(TableScanDesc scan, ScanDirection direction,
 	if (scan_at_timestamp(scan))
 	{
 		while (heap_routine->scan_getnextslot(scan, direction, slot))
-			if (fps_ts_visible(scan->rs_rd, slot))
+			if (fps_ts_visible(scan->rs_rd, slot, fps_ts_scan_of(scan, false)))
 				return true;
 		return false;
 	}
@@ -136,7 +165,7 @@ fps_scan_getnextslot_tidrange(TableScanDesc scan, ScanDirection direction,
 	if (scan_at_timestamp(scan))
 	{
 		while (heap_routine->scan_getnextslot_tidrange(scan, direction, slot))
-			if (fps_ts_visible(scan->rs_rd, slot))
+			if (fps_ts_visible(scan->rs_rd, slot, fps_ts_scan_of(scan, false)))
 				return true;
 		return false;
 	}
@@ -163,8 +192,8 @@ index_fetch_at_timestamp(struct IndexFetchTableData *scan, ItemPointer tid,
 		if (!heap_routine->index_fetch_tuple(scan, tid, SnapshotAny, slot,
 											 &again, all_dead))
 			return false;
-		if (fps_ts_visible(scan->rel, slot))
-			return true;		/* one version per chain is at ts */
+		if (fps_ts_visible(scan->rel, slot, &((FpsIndexFetch *) scan)->ts))
+			return true;		/* one version per row is at ts */
 		if (!again)
 			return false;
 	}
@@ -198,7 +227,7 @@ fps_tuple_fetch_row_version(Relation rel, ItemPointer tid, Snapshot snapshot,
 		fresh = fps_read_relation_predicate(rel, snapshot);
 	if (fresh == NULL && fps_ts_read_of(rel, snapshot))
 		return heap_routine->tuple_fetch_row_version(rel, tid, SnapshotAny, slot) &&
-			fps_ts_visible(rel, slot);
+			fps_ts_visible(rel, slot, NULL);
 	found = heap_routine->tuple_fetch_row_version(rel, tid,
 												  fresh ? fresh : snapshot, slot);
 	if (fresh != NULL)
@@ -233,7 +262,7 @@ fps_scan_bitmap_next_tuple(TableScanDesc scan, struct TBMIterateResult *tbmres,
 	if (scan_at_timestamp(scan))
 	{
 		while (heap_routine->scan_bitmap_next_tuple(scan, tbmres, slot))
-			if (fps_ts_visible(scan->rs_rd, slot))
+			if (fps_ts_visible(scan->rs_rd, slot, fps_ts_scan_of(scan, false)))
 				return true;
 		return false;
 	}
@@ -251,7 +280,7 @@ fps_scan_sample_next_tuple(TableScanDesc scan, struct SampleScanState *scanstate
 	if (scan_at_timestamp(scan))
 	{
 		while (heap_routine->scan_sample_next_tuple(scan, scanstate, slot))
-			if (fps_ts_visible(scan->rs_rd, slot))
+			if (fps_ts_visible(scan->rs_rd, slot, fps_ts_scan_of(scan, false)))
 				return true;
 		return false;
 	}
@@ -456,6 +485,8 @@ fps_table_am_routine(void)
 		fps_routine = *heap_routine;
 
 		fps_routine.scan_begin = fps_scan_begin;
+		fps_routine.scan_rescan = fps_scan_rescan;
+		fps_routine.scan_end = fps_scan_end;
 		fps_routine.scan_getnextslot = fps_scan_getnextslot;
 		fps_routine.scan_getnextslot_tidrange = fps_scan_getnextslot_tidrange;
 		fps_routine.index_fetch_begin = fps_index_fetch_begin;

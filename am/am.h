@@ -31,6 +31,7 @@
 #include "access/tableam.h"
 #include "executor/execdesc.h"
 #include "executor/tuptable.h"
+#include "utils/hsearch.h"
 #include "utils/snapmgr.h"
 #include "utils/snapshot.h"
 
@@ -73,6 +74,20 @@ extern void fps_refuse_concurrent_update(Relation rel);
 extern void fps_concurrent_update_found(Relation rel, TM_Result result);
 extern bool fps_writes_escalated(Relation rel);
 
+/*
+ * A scan at a timestamp: what it needs to find, and not return twice, the
+ * versions made by writers that were running when the transaction began
+ * (visibility.c).
+ */
+typedef struct FpsTsScan
+{
+	bool		follow;			/* may successors be fetched (not TID, sample) */
+	Relation	index;			/* index scans: the index, when known */
+	const void *owner;			/* the table scan it belongs to */
+	HTAB	   *returned;		/* TIDs returned that a successor walk can
+								 * reach again; created on first use */
+} FpsTsScan;
+
 /* ---- predicate.c ---- */
 
 /*
@@ -87,6 +102,7 @@ typedef struct FpsIndexFetch
 	bool		predicate_read; /* predicate_key was read, fresh_snapshot set */
 	fps_u64		predicate_key;	/* the last one read */
 	Snapshot	fresh_snapshot;	/* registered; replaces the scan's snapshot */
+	FpsTsScan	ts;				/* at a timestamp */
 } FpsIndexFetch;
 
 extern Snapshot fps_read_relation_predicate(Relation rel, Snapshot snapshot);
@@ -126,7 +142,10 @@ extern bool fps_reevaluation_is_safe(Relation rel, FpsRelInfo *info,
 extern bool fps_ts_mode(Snapshot snapshot);
 extern bool fps_ts_read_of(Relation rel, Snapshot snapshot);
 extern void fps_ts_scan_start(Relation rel, bool sequential);
-extern bool fps_ts_visible(Relation rel, TupleTableSlot *slot);
+extern bool fps_ts_visible(Relation rel, TupleTableSlot *slot, FpsTsScan *scan);
+extern FpsTsScan *fps_ts_scan_of(TableScanDesc scan, bool begin);
+extern void fps_ts_scan_reset(FpsTsScan *scan);
+extern void fps_ts_scan_forget(TableScanDesc scan);
 extern void fps_ts_escalate(FpsRelInfo *info, FpsRelState *rs);
 extern void fps_ts_read_predicate(FpsRelInfo *info, fps_u64 key, bool is_prefix);
 

@@ -502,6 +502,7 @@ fps_index_predicate_reset(FpsIndexFetch *f)
 
 	f->predicate_pending = true;
 	iss = find_index_scan(&f->heap.xs_base);
+	f->ts.index = iss != NULL ? iss->iss_ScanDesc->indexRelation : NULL;
 	if (iss != NULL && iss->iss_ScanDesc->xs_snapshot != NULL &&
 		IsMVCCSnapshot(iss->iss_ScanDesc->xs_snapshot))
 	{

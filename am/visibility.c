@@ -44,6 +44,31 @@
  * VACUUM and pruning keep every version whose replacer is after ts (it is
  * not visible to the snapshot, hence at or above its xmin).
  *
+ * Versions a scan passes before they exist.  A scan finds the versions
+ * that existed when it reached their place: heap's sequential scans take a
+ * page's line pointers (and the relation's length) once, btree scans a leaf
+ * page's entries once.  Under an MVCC snapshot that is enough, since a
+ * writer running at the snapshot is invisible and so is everything it adds
+ * later.  At ts it is not: a writer that was running when the transaction
+ * began may replace a version after the scan passed the place of the new
+ * one, and still come before ts (TicToc: it validated below ts without
+ * writing a key this reader had raised yet; MVTO: an older transaction,
+ * whose outcome the read waited for).  The old version is then invisible
+ * and the new one never seen: the row vanishes.  So a version replaced at
+ * or before ts by a writer running at the transaction's first snapshot
+ * leads the scan along the update chain (t_ctid) to the version at ts
+ * (fetch_successor); versions made by such writers that a scan returns are
+ * remembered per scan pass, so that the walk and the scan's own visit
+ * return them once (returned_before).  Writers that had completed by that
+ * snapshot made their versions before any scan of the transaction began.
+ * An index scan follows a hop to a new index entry only if the index's key
+ * columns are unchanged (then the new version satisfies the scan's index
+ * quals, which the executor does not check again); a writer that changes
+ * them writes the predicate keys the scan read first (am/predicate.c), so
+ * it commits after ts (TicToc) or fails (STO, MVTO).  Inserts are covered
+ * by predicate keys the same way, and a row moved to another partition
+ * also writes the predicate keys of the partition it moves to.
+ *
  * Shared state: entry words and readers_rts through cc/, the map through
  * cc/commit_ts.c, heap pages share-locked while a version's header is read.
  *
@@ -60,7 +85,10 @@
 #include "miscadmin.h"
 #include "storage/bufmgr.h"
 #include "storage/lmgr.h"
+#include "storage/proc.h"
 #include "storage/procarray.h"
+#include "utils/datum.h"
+#include "utils/memutils.h"
 #include "utils/rel.h"
 #include "utils/snapmgr.h"
 #include "utils/syscache.h"
@@ -106,6 +134,10 @@ typedef struct VersionHeader
 	bool		xmin_invalid;	/* hinted aborted */
 	CommandId	cmin;			/* own xmin only */
 	CommandId	cmax;			/* own updater only */
+	bool		is_update;		/* made by an UPDATE (has a predecessor) */
+	bool		hot_updated;	/* its successor is in the same HOT chain */
+	bool		moved;			/* its successor is in another partition */
+	ItemPointerData next;		/* t_ctid: its successor, or itself */
 } VersionHeader;
 
 static void
@@ -130,6 +162,10 @@ read_header(TupleTableSlot *slot, VersionHeader *h)
 	h->cmax = TransactionIdIsValid(h->updater) &&
 		TransactionIdIsCurrentTransactionId(h->updater) ?
 		HeapTupleHeaderGetCmax(tup) : InvalidCommandId;
+	h->is_update = (infomask & HEAP_UPDATED) != 0;
+	h->hot_updated = HeapTupleHeaderIsHotUpdated(tup);
+	h->moved = HeapTupleHeaderIndicatesMovedPartitions(tup);
+	h->next = tup->t_ctid;
 	LockBuffer(buffer, BUFFER_LOCK_UNLOCK);
 }
 
@@ -217,7 +253,8 @@ typedef enum VersionAtTs
 {
 	VERSION_INVISIBLE,
 	VERSION_VISIBLE,
-	VERSION_UNSETTLED			/* an unsettled creator or replacer */
+	VERSION_UNSETTLED,			/* an unsettled creator or replacer */
+	VERSION_REPLACED			/* replaced at or before ts: a successor is */
 } VersionAtTs;
 
 /*
@@ -253,7 +290,7 @@ version_at_ts(VersionHeader *h, bool unsettled_is_after, Oid relid,
 
 	replaced = xid_at_ts(h->updater, relid);
 	if (replaced == XID_BEFORE || (replaced == XID_OWN && h->cmax < curcid))
-		return VERSION_INVISIBLE;
+		return VERSION_REPLACED;
 	if (replaced == XID_UNSETTLED && !unsettled_is_after)
 	{
 		unsettled = true;
@@ -332,18 +369,138 @@ raise_row_keys(Relation rel, FpsRelInfo *info, TupleTableSlot *slot)
 }
 
 /*
+ * Was xid (not ours) running, or not yet begun, when the transaction took
+ * its first snapshot?  Then what it wrote may have been written after a
+ * scan of ours passed its place.
+ */
+static bool
+running_at_first_snapshot(TransactionId xid)
+{
+	return TransactionIdIsNormal(xid) &&
+		!TransactionIdIsCurrentTransactionId(xid) &&
+		XidInMVCCSnapshot(xid, fps_txn.ts_snapshot);
+}
+
+/*
+ * Has this scan pass returned the version in slot already?  Remembers it
+ * if not.  Only versions a successor walk can reach twice are remembered:
+ * the new versions of UPDATEs by writers running at the first snapshot.
+ */
+static bool
+returned_before(FpsTsScan *scan, TupleTableSlot *slot, VersionHeader *h)
+{
+	bool		found;
+
+	if (scan == NULL || !scan->follow || !h->is_update ||
+		!running_at_first_snapshot(h->xmin))
+		return false;
+	if (scan->returned == NULL)
+	{
+		HASHCTL		ctl;
+
+		ctl.keysize = sizeof(ItemPointerData);
+		ctl.entrysize = sizeof(ItemPointerData);
+		ctl.hcxt = TopTransactionContext;
+		scan->returned = hash_create("fpsketch versions returned at ts", 64, &ctl,
+									 HASH_ELEM | HASH_BLOBS | HASH_CONTEXT);
+	}
+	hash_search(scan->returned, &slot->tts_tid, HASH_ENTER, &found);
+	return found;
+}
+
+/* Are the index's key columns the same in both versions of a row? */
+static bool
+index_keys_equal(Relation rel, Relation index, HeapTuple old, TupleTableSlot *new)
+{
+	TupleDesc	desc = RelationGetDescr(rel);
+
+	for (int i = 0; i < index->rd_index->indnkeyatts; i++)
+	{
+		AttrNumber	attnum = index->rd_index->indkey.values[i];
+		Form_pg_attribute att;
+		bool		oldnull;
+		bool		newnull;
+		Datum		oldval;
+		Datum		newval;
+
+		if (attnum <= 0)
+			return false;		/* an expression: not compared */
+		att = TupleDescAttr(desc, attnum - 1);
+		oldval = heap_getattr(old, attnum, desc, &oldnull);
+		newval = slot_getattr(new, attnum, &newnull);
+		if (oldnull != newnull ||
+			(!oldnull && !datum_image_eq(oldval, newval, att->attbyval, att->attlen)))
+			return false;
+	}
+	return true;
+}
+
+/*
+ * The version in slot, whose header is h, was replaced at or before ts.
+ * Fetch its successor into slot if the scan might not find it on its own
+ * (see the top of the file); false if it need not, or there is none to
+ * fetch (a delete, a move to another partition, a chain cut by pruning of
+ * versions no snapshot needs).
+ */
+static bool
+fetch_successor(Relation rel, TupleTableSlot *slot, VersionHeader *h, FpsTsScan *scan,
+				bool followed)
+{
+	ItemPointerData next = h->next;
+	HeapTuple	old = NULL;
+	VersionHeader nh;
+	bool		ok;
+
+	if (scan == NULL || !scan->follow || h->moved ||
+		ItemPointerEquals(&next, &slot->tts_tid) ||
+		!running_at_first_snapshot(h->updater))
+		return false;
+	if (scan->owner == NULL)
+	{
+		/*
+		 * An index fetch: heap walks the HOT chain of the entry it was
+		 * given when asked for its next member, never missing one; beyond
+		 * a hop of ours, we walk.  A hop to a new index entry is taken only
+		 * while the index keys stay (an unknown index: never).
+		 */
+		if (h->hot_updated && !followed)
+			return false;
+		if (!h->hot_updated)
+		{
+			if (scan->index == NULL)
+				return false;
+			old = ExecCopySlotHeapTuple(slot);
+		}
+	}
+	ok = GetHeapamTableAmRoutine()->tuple_fetch_row_version(rel, &next, SnapshotAny, slot);
+	if (ok)
+	{
+		read_header(slot, &nh);
+		ok = TransactionIdEquals(nh.xmin, h->updater);
+	}
+	if (ok && old != NULL)
+		ok = index_keys_equal(rel, scan->index, old, slot);
+	if (old != NULL)
+		heap_freetuple(old);
+	if (ok)
+		fps_atomic_add(&fps_counters->ts_successor_fetches, 1);
+	return ok;
+}
+
+/*
  * Is the version in slot (a buffer tuple of rel, found with SnapshotAny)
  * the one to read at the transaction's ts?  Reads it if so: its keys are
- * raised to ts (or rel's escalation key is).
+ * raised to ts (or rel's escalation key is).  The slot may then hold a
+ * successor of the version the scan found (fetch_successor).  scan: the
+ * scan's state, NULL for a fetch of one TID.
  */
 bool
-fps_ts_visible(Relation rel, TupleTableSlot *slot)
+fps_ts_visible(Relation rel, TupleTableSlot *slot, FpsTsScan *scan)
 {
 	FpsRelInfo *info = fps_relinfo(rel);
 	FpsRelState *rs = fps_txn_rel(info->relid);
-	VersionHeader h;
-	TransactionId waitfor = InvalidTransactionId;
-	VersionAtTs v;
+	bool		counted = false;
+	bool		followed = false;
 
 	if (unlikely(!rs->ts_checked))
 	{
@@ -351,18 +508,110 @@ fps_ts_visible(Relation rel, TupleTableSlot *slot)
 		relation_unchanged_since_ts(rel);
 		rs->ts_checked = true;
 	}
-	read_header(slot, &h);
-	v = version_at_ts(&h, rs->ts_escalated, info->relid, &waitfor);
-	if (v == VERSION_INVISIBLE || rs->ts_escalated)
-		return v == VERSION_VISIBLE;
+	for (;;)
+	{
+		VersionHeader h;
+		TransactionId waitfor = InvalidTransactionId;
+		VersionAtTs v;
 
-	/* to be read: raise its keys first, then judge it for good */
-	if (fps_txn_count_row_read(rs))
-		fps_ts_escalate(info, rs);
-	else
-		raise_row_keys(rel, info, slot);
-	read_header(slot, &h);
-	return version_at_ts(&h, true, info->relid, &waitfor) == VERSION_VISIBLE;
+		read_header(slot, &h);
+		v = version_at_ts(&h, rs->ts_escalated, info->relid, &waitfor);
+		if (v != VERSION_INVISIBLE && v != VERSION_REPLACED && !rs->ts_escalated)
+		{
+			/* to be read: raise its keys first, then judge it for good */
+			if (!counted && fps_txn_count_row_read(rs))
+				fps_ts_escalate(info, rs);
+			else
+				raise_row_keys(rel, info, slot);
+			counted = true;
+			read_header(slot, &h);
+			v = version_at_ts(&h, true, info->relid, &waitfor);
+		}
+		if (v == VERSION_VISIBLE)
+			return !returned_before(scan, slot, &h);
+		if (v != VERSION_REPLACED || !fetch_successor(rel, slot, &h, scan, followed))
+			return false;
+		followed = true;
+	}
+}
+
+/* ---- the scans' state ---- */
+
+/*
+ * Table scans at a timestamp, each with its FpsTsScan: heap allocates the
+ * scan descriptor, so the state lives beside it, in TopTransactionContext
+ * (forgotten with the transaction that made it).
+ */
+static List *ts_scans = NIL;
+static LocalTransactionId ts_scans_lxid = InvalidLocalTransactionId;
+
+FpsTsScan *
+fps_ts_scan_of(TableScanDesc scan, bool begin)
+{
+	ListCell   *lc;
+	FpsTsScan  *s;
+
+	if (ts_scans_lxid != MyProc->lxid)
+	{
+		ts_scans = NIL;			/* the memory went with its transaction */
+		ts_scans_lxid = MyProc->lxid;
+	}
+	foreach(lc, ts_scans)
+	{
+		s = lfirst(lc);
+		if (s->owner != scan)
+			continue;
+		if (!begin)
+			return s;
+		/* a stale entry of a scan that an error ended without scan_end */
+		fps_ts_scan_reset(s);
+		ts_scans = foreach_delete_current(ts_scans, lc);
+		pfree(s);
+		break;
+	}
+	Assert(begin);
+	s = MemoryContextAllocZero(TopTransactionContext, sizeof(FpsTsScan));
+	s->owner = scan;
+	s->follow = (scan->rs_flags & (SO_TYPE_SEQSCAN | SO_TYPE_BITMAPSCAN)) != 0;
+	{
+		MemoryContext old = MemoryContextSwitchTo(TopTransactionContext);
+
+		ts_scans = lappend(ts_scans, s);
+		MemoryContextSwitchTo(old);
+	}
+	return s;
+}
+
+/* A new pass of the scan (rescan): it returns every version again. */
+void
+fps_ts_scan_reset(FpsTsScan *scan)
+{
+	if (scan->returned != NULL)
+	{
+		hash_destroy(scan->returned);
+		scan->returned = NULL;
+	}
+}
+
+void
+fps_ts_scan_forget(TableScanDesc scan)
+{
+	ListCell   *lc;
+
+	if (ts_scans_lxid != MyProc->lxid)
+		return;
+	foreach(lc, ts_scans)
+	{
+		FpsTsScan  *s = lfirst(lc);
+
+		if (s->owner == scan)
+		{
+			fps_ts_scan_reset(s);
+			ts_scans = foreach_delete_current(ts_scans, lc);
+			pfree(s);
+			return;
+		}
+	}
 }
 
 /* Read a predicate key of rel at ts (before the scan that needs it). */

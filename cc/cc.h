@@ -113,6 +113,8 @@ typedef struct FpsSharedCounters
 	volatile fps_u64 kept_locks;	/* locks kept past a subtransaction's end */
 	volatile fps_u64 ts_snapshots;	/* transactions that began reading at a timestamp */
 	volatile fps_u64 ts_waits;	/* timestamp reads that waited for a writer */
+	volatile fps_u64 ts_successor_fetches;	/* versions at ts found along an
+											 * update chain */
 } FpsSharedCounters;
 
 extern FPSketch *fps_sketch;
