@@ -31,6 +31,7 @@
 #include "optimizer/cost.h"
 #include "optimizer/paths.h"
 #include "optimizer/plancat.h"
+#include "optimizer/planner.h"
 #include "storage/ipc.h"
 #include "storage/lwlock.h"
 #include "storage/proc.h"
@@ -108,6 +109,8 @@ static set_rel_pathlist_hook_type prev_set_rel_pathlist_hook = NULL;
 static get_relation_info_hook_type prev_get_relation_info_hook = NULL;
 static ProcessUtility_hook_type prev_process_utility_hook = NULL;
 static ExecutorRun_hook_type prev_executor_run_hook = NULL;
+static ExecutorStart_hook_type prev_executor_start_hook = NULL;
+static planner_hook_type prev_planner_hook = NULL;
 static ExecutorFinish_hook_type prev_executor_finish_hook = NULL;
 
 void		_PG_init(void);
@@ -429,6 +432,7 @@ fps_process_utility(PlannedStmt *pstmt, const char *queryString,
 	 */
 	if (may_change_keys)
 		fps_ddl_depth++;
+	fps_enter_utility_or_planner(true, true);
 	PG_TRY();
 	{
 		if (prev_process_utility_hook)
@@ -440,6 +444,7 @@ fps_process_utility(PlannedStmt *pstmt, const char *queryString,
 	}
 	PG_FINALLY();
 	{
+		fps_enter_utility_or_planner(true, false);
 		if (may_change_keys)
 			fps_ddl_depth--;
 	}
@@ -513,6 +518,51 @@ fps_executor_run(QueryDesc *queryDesc, ScanDirection direction, uint64 count,
 		fps_executor_running(queryDesc, false);
 	}
 	PG_END_TRY();
+}
+
+/*
+ * Scans begin while the executor starts: the statement that starts is
+ * known to them (fps_outer_statement_only_reads) before it runs.
+ */
+static void
+fps_executor_start(QueryDesc *queryDesc, int eflags)
+{
+	fps_executor_starting(queryDesc, true);
+	PG_TRY();
+	{
+		if (prev_executor_start_hook)
+			prev_executor_start_hook(queryDesc, eflags);
+		else
+			standard_ExecutorStart(queryDesc, eflags);
+	}
+	PG_FINALLY();
+	{
+		fps_executor_starting(queryDesc, false);
+	}
+	PG_END_TRY();
+}
+
+/* Statements the planner runs (stable functions it evaluates) are not the client's. */
+static PlannedStmt *
+fps_planner(Query *parse, const char *query_string, int cursorOptions,
+			ParamListInfo boundParams)
+{
+	PlannedStmt *result;
+
+	fps_enter_utility_or_planner(false, true);
+	PG_TRY();
+	{
+		if (prev_planner_hook)
+			result = prev_planner_hook(parse, query_string, cursorOptions, boundParams);
+		else
+			result = standard_planner(parse, query_string, cursorOptions, boundParams);
+	}
+	PG_FINALLY();
+	{
+		fps_enter_utility_or_planner(false, false);
+	}
+	PG_END_TRY();
+	return result;
 }
 
 /* Data-modifying CTEs the main query does not read run to completion here. */
@@ -744,6 +794,10 @@ _PG_init(void)
 	ExecutorRun_hook = fps_executor_run;
 	prev_executor_finish_hook = ExecutorFinish_hook;
 	ExecutorFinish_hook = fps_executor_finish;
+	prev_executor_start_hook = ExecutorStart_hook;
+	ExecutorStart_hook = fps_executor_start;
+	prev_planner_hook = planner_hook;
+	planner_hook = fps_planner;
 	fps_txn_register_callbacks();
 }
 

@@ -226,8 +226,11 @@ fps_tuple_fetch_row_version(Relation rel, ItemPointer tid, Snapshot snapshot,
 	if (snapshot != NULL && IsMVCCSnapshot(snapshot))
 		fresh = fps_read_relation_predicate(rel, snapshot);
 	if (fresh == NULL && fps_ts_read_of(rel, snapshot))
+	{
+		fps_ts_relation_check(rel);
 		return heap_routine->tuple_fetch_row_version(rel, tid, SnapshotAny, slot) &&
 			fps_ts_visible(rel, slot, NULL);
+	}
 	found = heap_routine->tuple_fetch_row_version(rel, tid,
 												  fresh ? fresh : snapshot, slot);
 	if (fresh != NULL)

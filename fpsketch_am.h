@@ -16,6 +16,8 @@ extern bool fps_is_fpsketch_relation(Relation rel);
 
 struct QueryDesc;
 extern void fps_executor_running(struct QueryDesc *queryDesc, bool starting);
+extern void fps_executor_starting(struct QueryDesc *queryDesc, bool starting);
+extern void fps_enter_utility_or_planner(bool utility, bool entering);
 extern bool fps_executor_nested(void);
 
 #endif							/* FPSKETCH_AM_H */

@@ -142,6 +142,7 @@ extern bool fps_reevaluation_is_safe(Relation rel, FpsRelInfo *info,
 extern bool fps_ts_mode(Snapshot snapshot);
 extern bool fps_ts_read_of(Relation rel, Snapshot snapshot);
 extern void fps_ts_scan_start(Relation rel, bool sequential);
+extern void fps_ts_relation_check(Relation rel);
 extern bool fps_ts_visible(Relation rel, TupleTableSlot *slot, FpsTsScan *scan);
 extern FpsTsScan *fps_ts_scan_of(TableScanDesc scan, bool begin);
 extern void fps_ts_scan_reset(FpsTsScan *scan);

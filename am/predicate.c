@@ -470,6 +470,7 @@ read_index_predicate(FpsIndexFetch *f, IndexScanState *iss, Snapshot snapshot)
 	release_fresh_snapshot(f);
 	if (fps_ts_mode(snapshot))
 	{
+		fps_ts_relation_check(rel);
 		fps_ts_read_predicate(info, key, nprefix > 0);
 		f->predicate_key = key;
 		f->predicate_read = true;

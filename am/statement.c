@@ -37,6 +37,36 @@ static int	nrunning_queries = 0;
 static int	maxrunning_queries = 0;
 static uint32 last_statement = 0;
 
+/*
+ * The outermost statement while its executor starts (scans begin there,
+ * before it runs), and how deep we are in utility statements and in the
+ * planner: an executor run from those (DO, CALL, a stable function the
+ * planner evaluates) is not the statement the client sent.
+ */
+static QueryDesc *starting_query = NULL;
+static int	utility_depth = 0;
+static int	planning_depth = 0;
+
+void
+fps_executor_starting(QueryDesc *queryDesc, bool starting)
+{
+	if (starting && starting_query == NULL && nrunning_queries == 0)
+		starting_query = queryDesc;
+	else if (!starting && starting_query == queryDesc)
+		starting_query = NULL;
+}
+
+void
+fps_enter_utility_or_planner(bool utility, bool entering)
+{
+	int		   *depth = utility ? &utility_depth : &planning_depth;
+
+	if (entering)
+		(*depth)++;
+	else if (*depth > 0)
+		(*depth)--;
+}
+
 void
 fps_executor_running(QueryDesc *queryDesc, bool starting)
 {
@@ -301,18 +331,26 @@ plan_only_reads(Plan *plan)
 }
 
 /*
- * Does the outermost running statement only read: a SELECT without row
- * locks or data-modifying CTEs, whose plan calls no volatile function?
- * Then a transaction that is only this statement writes nothing.
+ * Is the statement the client sent, running or starting now, a SELECT
+ * without row locks or data-modifying CTEs, whose plan calls no volatile
+ * function?  Then a transaction that is only this statement writes
+ * nothing, unless a function lies about its volatility or a pipeline sends
+ * more statements before its Sync: the transaction refuses to write then
+ * (fps_txn_refuse_write_at_ts).  Inside a utility statement (DO, CALL,
+ * EXPLAIN, cursors) or the planner, the client's statement is not known.
  */
 bool
 fps_outer_statement_only_reads(void)
 {
 	PlannedStmt *stmt;
+	QueryDesc  *qd;
 
-	if (nrunning_queries == 0)
+	if (utility_depth > 0 || planning_depth > 0)
 		return false;
-	stmt = running_queries[0]->plannedstmt;
+	qd = nrunning_queries > 0 ? running_queries[0] : starting_query;
+	if (qd == NULL)
+		return false;
+	stmt = qd->plannedstmt;
 	return stmt != NULL && stmt->commandType == CMD_SELECT &&
 		stmt->rowMarks == NIL && !stmt->hasModifyingCTE &&
 		plan_only_reads(stmt->planTree) && plans_only_read(stmt->subplans);

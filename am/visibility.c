@@ -110,11 +110,18 @@ fps_ts_mode(Snapshot snapshot)
 	fps_txn.active = true;		/* the transaction's end forgets the decision */
 	if (fps_protocol == FPS_PROTOCOL_MVTO)
 		ts_mode = true;
-	else if (!fps_timestamp_snapshots)
-		ts_mode = false;
+	else if (!fps_timestamp_snapshots ||
+			 TransactionIdIsValid(GetTopTransactionIdIfAny()))
+		ts_mode = false;		/* it wrote already: reads are validated */
+	else if (XactReadOnly)
+		ts_mode = true;
 	else
-		ts_mode = XactReadOnly ||
-			(!IsTransactionBlock() && fps_outer_statement_only_reads());
+	{
+		/* a guess, which a write proves wrong (fps_txn_refuse_write_at_ts) */
+		ts_mode = !IsTransactionBlock() && fps_txn_may_guess_read_only() &&
+			fps_outer_statement_only_reads();
+		fps_txn.ts_guessed = ts_mode;
+	}
 	if (!ts_mode)
 		return false;
 	if (IsolationUsesXactSnapshot())
@@ -319,6 +326,23 @@ relation_unchanged_since_ts(Relation rel)
 }
 
 /*
+ * Before rel is first read at ts, by any scan or fetch (an empty relation
+ * hands over no version to look at): keep it locked until the end, and
+ * make sure its storage is the one ts reads.
+ */
+void
+fps_ts_relation_check(Relation rel)
+{
+	FpsRelState *rs = fps_txn_rel(RelationGetRelid(rel));
+
+	if (likely(rs->ts_checked))
+		return;
+	fps_txn_keep_lock(rs, AccessShareLock);
+	relation_unchanged_since_ts(rel);
+	rs->ts_checked = true;
+}
+
+/*
  * From now on rel is read through its escalation key: raised once, it
  * keeps every later writer of rel after ts.
  */
@@ -337,35 +361,57 @@ fps_ts_escalate(FpsRelInfo *info, FpsRelState *rs)
  * (STO, MVTO) when the key says so.  Every column group, not only those the
  * statement reads: a writer of another group makes a new version of the
  * whole row, and that version must not slip in at or below ts after the
- * reader judged the row's versions (it would see neither).
+ * reader judged the row's versions (it would see neither).  False if the
+ * version stopped being a candidate meanwhile (replaced, or its creator
+ * aborted): the caller judges it again.
  */
-static void
+static bool
 raise_row_keys(Relation rel, FpsRelInfo *info, TupleTableSlot *slot)
 {
 	fps_u64		key = fps_key_from_slot(rel, info, slot);
 
 	for (int g = 0; g < info->ngroups; g++)
 	{
-		while (!cc_ts_read_key(fps_group_key(key, g), info->relid))
+		TransactionId holder;
+
+		while (!cc_ts_read_key(fps_group_key(key, g), info->relid, &holder))
 		{
 			VersionHeader h;
 			TransactionId waitfor = InvalidTransactionId;
 
-			/* an older writer holds the key: the running xid of the version */
+			/*
+			 * An older writer holds the key.  If it changed this version, the
+			 * version names it; if the version is no longer a candidate, its
+			 * successor does (judge again); otherwise its write is one heap
+			 * does not show here (rolled back with a subtransaction, a failed
+			 * insert, another row with the same key), and the key names it.
+			 */
 			read_header(slot, &h);
-			if (version_at_ts(&h, false, info->relid, &waitfor) == VERSION_UNSETTLED &&
-				TransactionIdIsValid(waitfor))
+			switch (version_at_ts(&h, false, info->relid, &waitfor))
+			{
+				case VERSION_UNSETTLED:
+					break;
+				case VERSION_VISIBLE:
+					waitfor = holder;
+					break;
+				default:
+					return false;
+			}
+			if (TransactionIdIsValid(waitfor))
 			{
 				fps_atomic_add(&fps_counters->ts_waits, 1);
-				XactLockTableWait(waitfor, rel, &slot->tts_tid, XLTW_None);
+				if (!fps_wait_for_transaction(waitfor))
+					fps_abort(FPS_ABORT_WAIT_CYCLE, info->relid);
 			}
 			else
 			{
+				/* the holder is releasing it now */
 				CHECK_FOR_INTERRUPTS();
 				pg_usleep(1000L);
 			}
 		}
 	}
+	return true;
 }
 
 /*
@@ -502,12 +548,7 @@ fps_ts_visible(Relation rel, TupleTableSlot *slot, FpsTsScan *scan)
 	bool		counted = false;
 	bool		followed = false;
 
-	if (unlikely(!rs->ts_checked))
-	{
-		fps_txn_keep_lock(rs, AccessShareLock);
-		relation_unchanged_since_ts(rel);
-		rs->ts_checked = true;
-	}
+	fps_ts_relation_check(rel);
 	for (;;)
 	{
 		VersionHeader h;
@@ -521,8 +562,11 @@ fps_ts_visible(Relation rel, TupleTableSlot *slot, FpsTsScan *scan)
 			/* to be read: raise its keys first, then judge it for good */
 			if (!counted && fps_txn_count_row_read(rs))
 				fps_ts_escalate(info, rs);
-			else
-				raise_row_keys(rel, info, slot);
+			else if (!raise_row_keys(rel, info, slot))
+			{
+				counted = true;
+				continue;		/* changed meanwhile: judge it again */
+			}
 			counted = true;
 			read_header(slot, &h);
 			v = version_at_ts(&h, true, info->relid, &waitfor);
@@ -645,6 +689,7 @@ fps_ts_scan_start(Relation rel, bool sequential)
 	FpsRelState *rs = fps_txn_rel(info->relid);
 	double		rows = rel->rd_rel->reltuples;
 
+	fps_ts_relation_check(rel);
 	if (!sequential || rs->ts_escalated)
 		return;
 	if (rows < 0)				/* never analyzed: guess from the size */

@@ -85,6 +85,7 @@ typedef enum FpsAbortReason
 	FPS_ABORT_STO_WAITED_FOR_WRITER,	/* STO: the older writer waited for committed */
 	FPS_ABORT_WAIT_CYCLE,		/* a row-lock wait would close a cycle */
 	FPS_ABORT_SNAPSHOT_TOO_OLD,	/* a timestamp snapshot lost what it needs */
+	FPS_ABORT_READ_ONLY_GUESS,	/* a statement run read-only at ts wrote */
 	FPS_NUM_ABORT_REASONS
 } FpsAbortReason;
 
@@ -256,6 +257,7 @@ typedef struct FpsTxn
 	/* timestamp snapshot (DESIGN §9, am/visibility.c) */
 	bool		mode_decided;	/* at the first access */
 	bool		ts_mode;		/* reads versions at ts */
+	bool		ts_guessed;		/* ts_mode for a statement that looked read-only */
 	fps_u64		ts;
 	Snapshot	ts_snapshot;	/* registered: holds the xmin horizon */
 	uint32		ts_generation;	/* tags this transaction's raised keys */
@@ -270,6 +272,12 @@ extern FpsAccess *fps_txn_try_access(fps_u64 key, Oid relid);
 extern FpsAccess *fps_txn_lookup(fps_u64 key);
 extern bool fps_txn_replace_read(FpsAccess *access, uint32 statement);
 extern void fps_txn_note_untracked_write(void);
+
+/* lock owners recorded in entries (STO, MVTO dirty marks): PGPROC number + 1 */
+#define FPS_MY_LOCK_OWNER ((fps_u32) MyProc->pgprocno + 1)
+extern TransactionId fps_lock_holder_xid(const FpsEntry *entry);
+extern bool fps_txn_may_guess_read_only(void);
+extern void fps_txn_refuse_write_at_ts(Oid relid);
 extern FpsRelState *fps_txn_rel(Oid relid);
 extern void fps_txn_keep_lock(FpsRelState *rs, LOCKMODE mode);
 extern bool fps_txn_count_row_read(FpsRelState *rs);
@@ -335,7 +343,8 @@ extern void fps_commit_ts_finish(TransactionId xid, bool committed);
 extern FpsCtsState fps_commit_ts_lookup(TransactionId xid, fps_u64 *commit_ts, Oid *dbid);
 extern bool fps_commit_ts_miss_is_before(fps_u64 ts);
 extern bool fps_commit_ts_writer(TransactionId xid, Oid dbid, bool *known);
-extern fps_u64 fps_reader_begin(fps_u64 fixed_ts);
+extern void fps_reader_begin(fps_u64 bound);
+extern fps_u64 fps_reader_ts(fps_u64 fixed_ts);
 extern void fps_reader_end(void);
 extern void fps_commit_ts_stats(FpsCtsStats *stats);
 extern void fps_commit_ts_reset_stats(void);
@@ -349,7 +358,7 @@ extern void cc_follow(FpsAccess *access);
 extern void cc_phantom_read(FpsAccess *access);
 extern void cc_phantom_write(FpsAccess *access);
 extern bool cc_phantom_read_unchanged(FpsAccess *access);
-extern bool cc_ts_read_key(fps_u64 key, Oid relid);
+extern bool cc_ts_read_key(fps_u64 key, Oid relid, TransactionId *holder);
 extern void cc_ts_read_predicate(fps_u64 key, Oid relid);
 extern void fps_txn_begin_ts(Snapshot snapshot);
 

@@ -470,20 +470,30 @@ fps_commit_ts_writer(TransactionId xid, Oid dbid, bool *known)
 }
 
 /*
- * Start reading at a timestamp: fixed_ts (STO, MVTO: the transaction's own)
- * or, for TicToc, the largest commit_ts published so far.  The slot takes a
- * lower bound first, so that no entry the reader may need is dropped while
- * it takes its ts.
+ * Start reading at a timestamp.  The reader's slot takes a lower bound of
+ * its ts before the ts is taken, so that no entry the reader may need is
+ * dropped meanwhile: bound is at most the ts to come (STO, MVTO: the clock
+ * before the transaction draws from it), or 0 for TicToc, whose ts is the
+ * largest commit_ts published (fps_reader_ts).
  */
+void
+fps_reader_begin(fps_u64 bound)
+{
+	if (bound == 0)
+		bound = fps_atomic_load(&cts_map->max_published);
+	fps_atomic_store(&cts_map->reader_ts[MyProc->pgprocno], Max(bound, 1));
+}
+
+/* The reader's ts: fixed_ts, or for TicToc the largest commit_ts published. */
 fps_u64
-fps_reader_begin(fps_u64 fixed_ts)
+fps_reader_ts(fps_u64 fixed_ts)
 {
 	volatile fps_u64 *slot = &cts_map->reader_ts[MyProc->pgprocno];
 	fps_u64		ts;
 
-	fps_atomic_store(slot, Max(fps_atomic_load(&cts_map->max_published), 1));
 	ts = fixed_ts != 0 ? fixed_ts : fps_atomic_load(&cts_map->max_published);
 	ts = Max(ts, 1);
+	Assert(fps_atomic_load(slot) != 0);
 	fps_atomic_store(slot, Min(ts, fps_atomic_load(slot)));
 	return ts;
 }

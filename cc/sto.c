@@ -89,9 +89,16 @@ sto_read(FpsAccess *access, FpsVersion *version)
 
 		if (fps_word_locked(word) && !access->locked)
 		{
-			/* an older writer in flight: ts must see its outcome */
+			/*
+			 * An older writer in flight: ts must see its outcome.  The
+			 * version names it, or, for a write heap does not show here (one
+			 * rolled back with a subtransaction, a failed insert), the
+			 * entry does.
+			 */
 			TransactionId writer = version->updater_in_progress(version->arg);
 
+			if (!TransactionIdIsValid(writer))
+				writer = fps_lock_holder_xid(access->entry);
 			if (TransactionIdIsValid(writer))
 			{
 				fps_atomic_add(&fps_counters->sto_writer_waits, 1);
@@ -144,7 +151,12 @@ sto_write(FpsAccess *access)
 		word = fps_entry_load(access->entry);
 		while (fps_word_locked(word))
 		{
-			if (!fps_backoff_wait(&backoff))
+			TransactionId holder = fps_lock_holder_xid(access->entry);
+
+			/* the holder recorded itself: wait where a deadlock is found */
+			if (TransactionIdIsValid(holder))
+				XactLockTableWait(holder, NULL, NULL, XLTW_None);
+			else if (!fps_backoff_wait(&backoff))
 				fps_abort(FPS_ABORT_LOCK_TIMEOUT, access->relid);
 			word = fps_entry_load(access->entry);
 		}
@@ -154,6 +166,7 @@ sto_write(FpsAccess *access)
 						  fps_word_make(true, ts, fps_word_rts(word))))
 			break;
 	}
+	fps_entry_set_lock_owner(access->entry, FPS_MY_LOCK_OWNER);
 	access->locked = true;
 }
 
@@ -279,8 +292,11 @@ sto_finish(FpsTxn *txn, bool committed)
 
 		if (a->locked)
 		{
-			fps_u64		word = fps_entry_load(a->entry);
+			fps_u64		word;
 			fps_u64		wts;
+
+			fps_entry_set_lock_owner(a->entry, 0);
+			word = fps_entry_load(a->entry);
 
 			/*
 			 * A writer past per-key tracking too commits at the floor it

@@ -76,6 +76,7 @@ static const char *const abort_detail[FPS_NUM_ABORT_REASONS] = {
 	[FPS_ABORT_STO_WAITED_FOR_WRITER] = "An older transaction's write of a row of relation \"%s\" committed while this transaction waited to read it.",
 	[FPS_ABORT_WAIT_CYCLE] = "Waiting for the lock on a row of relation \"%s\" would close a cycle of waits (a deadlock) among transactions on fpsketch tables.",
 	[FPS_ABORT_SNAPSHOT_TOO_OLD] = "A row of relation \"%s\" was written by a transaction whose commit timestamp this timestamp snapshot can no longer find (snapshot too old).",
+	[FPS_ABORT_READ_ONLY_GUESS] = "The statement looked read-only, so it read at a timestamp without validation, but it writes relation \"%s\" (a function that writes but is not declared VOLATILE, or more statements in the same transaction).",
 };
 
 /*
@@ -96,6 +97,8 @@ fps_abort(FpsAbortReason reason, Oid relid)
 			 errhint("Increase fpsketch.max_entries or make transactions touch fewer rows.") :
 			 reason == FPS_ABORT_PHANTOM_SNAPSHOT ?
 			 errhint("Use READ COMMITTED, where each scan can take a newer snapshot; the transaction might succeed if retried.") :
+			 reason == FPS_ABORT_READ_ONLY_GUESS ?
+			 errhint("This session no longer guesses which statements are read-only: the transaction might succeed if retried.  Declare transactions that only read READ ONLY to have them read at a timestamp.") :
 			 errhint("The transaction might succeed if retried.")));
 }
 
@@ -258,6 +261,69 @@ pin_budget_release(void)
 }
 
 /*
+ * The top-level transaction holding entry's lock bit, if it recorded
+ * itself (STO and MVTO writers) and is another backend: what a reader or
+ * writer that must see the outcome waits for in the lock manager, where
+ * PostgreSQL finds a deadlock.  A hint: the holder may be done by now, and
+ * the caller looks at the entry again after the wait.
+ */
+TransactionId
+fps_lock_holder_xid(const FpsEntry *entry)
+{
+	fps_u32		owner = fps_entry_lock_owner(entry);
+	PGPROC	   *proc;
+
+	if (owner == 0 || owner - 1 >= ProcGlobal->allProcCount ||
+		owner == FPS_MY_LOCK_OWNER)
+		return InvalidTransactionId;
+	proc = GetPGProcByNumber(owner - 1);
+	return *(volatile TransactionId *) &proc->xid;
+}
+
+/* ---- writes at a timestamp ---- */
+
+/* Set once a guess proved wrong: the session's statements are validated. */
+static bool ts_guess_disabled = false;
+
+/* May a statement that looks read-only read at a timestamp unvalidated? */
+bool
+fps_txn_may_guess_read_only(void)
+{
+	return !ts_guess_disabled;
+}
+
+/*
+ * A TicToc transaction reading at a timestamp validates nothing: it may
+ * not write (a row, a predicate, or untracked), and it may not lock a row,
+ * since its writes would commit above ts with reads nobody checked.  Its
+ * mode was decided before any write (am/visibility.c, fps_ts_mode), so a
+ * write here means the statement was guessed read-only wrongly: fail it,
+ * and stop guessing in this session, so that the retry is validated.
+ * (READ ONLY transactions cannot write fpsketch tables at all.)
+ */
+void
+fps_txn_refuse_write_at_ts(Oid relid)
+{
+	if (!fps_txn.ts_guessed)
+		ereport(ERROR,
+				(errcode(ERRCODE_READ_ONLY_SQL_TRANSACTION),
+				 errmsg("cannot write fpsketch tables in a read-only transaction")));
+	ts_guess_disabled = true;
+	fps_abort(FPS_ABORT_READ_ONLY_GUESS, relid);
+}
+
+/* The snapshot an MVTO transaction that begins with a write reads at. */
+static Snapshot
+ts_base_snapshot(void)
+{
+	if (IsolationUsesXactSnapshot())
+		return GetTransactionSnapshot();
+	if (ActiveSnapshotSet())
+		return GetActiveSnapshot();
+	return GetLatestSnapshot();
+}
+
+/*
  * Pin key (INCREF) and add it to the access set at map slot s.  Raises
  * 40001 if the exact table has no room: never an out-of-memory error a
  * client would not retry.
@@ -283,12 +349,21 @@ pin_access(fps_u64 key, Oid relid, uint32 s)
 			s = (s + 1) & (fps_txn.mapsize - 1);
 	}
 
+	if (unlikely(fps_txn.ts_mode) && fps_protocol == FPS_PROTOCOL_TICTOC)
+		fps_txn_refuse_write_at_ts(relid);
+
 	entry = fps_incref(fps_sketch, key);
 	if (entry == NULL)
 		fps_abort(FPS_ABORT_TABLE_FULL, relid);
 
 	if (fps_timestamp_ordered() && fps_txn.sto_ts == 0)
-		sto_begin(&fps_txn);
+	{
+		/* MVTO reads at its ts from the first access on, a write included */
+		if (fps_protocol == FPS_PROTOCOL_MVTO && !fps_txn.ts_mode)
+			fps_txn_begin_ts(ts_base_snapshot());
+		else
+			sto_begin(&fps_txn);
+	}
 
 	access = &fps_txn.accesses[fps_txn.naccesses];
 	memset(access, 0, sizeof(FpsAccess));
@@ -526,6 +601,8 @@ fps_txn_note_untracked_write(void)
 	if (fps_protocol == FPS_PROTOCOL_OFF)
 		return;
 	fps_require_shmem();
+	if (unlikely(fps_txn.ts_mode) && fps_protocol == FPS_PROTOCOL_TICTOC)
+		fps_txn_refuse_write_at_ts(InvalidOid);
 	fps_txn.raise_floor = true;
 	fps_txn.wrote = true;
 	fps_txn.active = true;
@@ -686,50 +763,101 @@ static struct
  * Start reading at a timestamp, at the transaction's first access: its
  * snapshot stays registered (the xmin horizon that keeps the versions it
  * may read), and its ts is published for the map's drop rule.
+ *
+ * The order matters (STO, MVTO): the snapshot was taken before the ts is
+ * drawn, so every transaction it sees completed drew a smaller ts
+ * (xid_at_ts() reads those as before ts without the map); and the map's
+ * slot takes a bound below the ts before it is drawn, so that no entry
+ * above the ts is dropped in between.
  */
 void
 fps_txn_begin_ts(Snapshot snapshot)
 {
 	fps_txn.ts_snapshot = RegisterSnapshotOnOwner(snapshot, TopTransactionResourceOwner);
-	if (fps_timestamp_ordered() && fps_txn.sto_ts == 0)
-		sto_begin(&fps_txn);
 	fps_txn.ts_mode = true;
+	fps_txn.mode_decided = true;
 	fps_txn.active = true;		/* the transaction's end resets the mode */
-	fps_txn.ts = fps_reader_begin(fps_timestamp_ordered() ? fps_txn.sto_ts : 0);
+	if (fps_timestamp_ordered())
+	{
+		/* the first access decides the mode: no ts drawn yet */
+		Assert(fps_txn.sto_ts == 0);
+		fps_reader_begin(fps_txn.sto_ts != 0 ? fps_txn.sto_ts :
+						 Max(fps_atomic_load(&fps_counters->sto_clock), 1));
+		if (fps_txn.sto_ts == 0)
+			sto_begin(&fps_txn);
+		fps_txn.ts = fps_reader_ts(fps_txn.sto_ts);
+	}
+	else
+	{
+		fps_reader_begin(0);
+		fps_txn.ts = fps_reader_ts(0);
+	}
 	fps_atomic_add(&fps_counters->ts_snapshots, 1);
 	if (++fps_txn.ts_generation == 0)
 		++fps_txn.ts_generation;
 }
 
 /*
+ * The entry a read at ts has pinned while it may wait: an interrupt (cancel,
+ * statement_timeout) raises an ERROR from the wait, and the abort that
+ * follows, or the next read at ts, unpins it.
+ */
+static FpsEntry *ts_read_pin = NULL;
+
+static void ts_read_unpin(void);
+
+static FpsEntry *
+ts_read_pin_key(fps_u64 key, Oid relid)
+{
+	if (ts_read_pin != NULL)
+		ts_read_unpin();
+	ts_read_pin = fps_incref(fps_sketch, key);
+	if (ts_read_pin == NULL)
+		fps_abort(FPS_ABORT_TABLE_FULL, relid);
+	return ts_read_pin;
+}
+
+static void
+ts_read_unpin(void)
+{
+	FpsEntry   *entry = ts_read_pin;
+
+	ts_read_pin = NULL;
+	if (entry != NULL)
+		fps_decref(fps_sketch, entry);
+}
+
+/*
  * Read key at the transaction's ts: raise its rts (no pin kept).  False if
- * an older writer holds it (STO, MVTO): the caller waits for that writer
- * and asks again.
+ * an older writer holds it (STO, MVTO): the caller waits for that writer,
+ * whose top-level xid *holder names if the writer recorded itself, and
+ * asks again.
  */
 bool
-cc_ts_read_key(fps_u64 key, Oid relid)
+cc_ts_read_key(fps_u64 key, Oid relid, TransactionId *holder)
 {
 	uint32		slot = (uint32) (key ^ (key >> 32)) & (FPS_TS_RAISED - 1);
 	FpsAccess  *own;
 	FpsEntry   *entry;
 	bool		done;
 
+	*holder = InvalidTransactionId;
 	if (ts_raised[slot].key == key && ts_raised[slot].generation == fps_txn.ts_generation)
 		return true;
-	entry = fps_incref(fps_sketch, key);
-	if (entry == NULL)
-		fps_abort(FPS_ABORT_TABLE_FULL, relid);
+	entry = ts_read_pin_key(key, relid);
 	if (fps_timestamp_ordered())
 	{
 		own = fps_txn_lookup(key);
 		done = sto_ts_read(entry, fps_txn.ts, own != NULL && own->locked);
+		if (!done)
+			*holder = fps_lock_holder_xid(entry);
 	}
 	else if (!(done = tictoc_ts_read(entry, fps_txn.ts)))
 	{
-		fps_decref(fps_sketch, entry);
+		ts_read_unpin();
 		fps_abort(FPS_ABORT_LOCK_TIMEOUT, relid);
 	}
-	fps_decref(fps_sketch, entry);
+	ts_read_unpin();
 	if (done)
 	{
 		ts_raised[slot].key = key;
@@ -753,9 +881,7 @@ cc_ts_read_predicate(fps_u64 key, Oid relid)
 
 	if (ts_raised[slot].key == key && ts_raised[slot].generation == fps_txn.ts_generation)
 		return;
-	entry = fps_incref(fps_sketch, key);
-	if (entry == NULL)
-		fps_abort(FPS_ABORT_TABLE_FULL, relid);
+	entry = ts_read_pin_key(key, relid);
 	fps_backoff_init(&backoff);
 	if (fps_entry_readers_rts_load(entry) < fps_txn.ts)
 		fps_atomic_max(&entry->readers_rts, fps_txn.ts);
@@ -763,11 +889,11 @@ cc_ts_read_predicate(fps_u64 key, Oid relid)
 	{
 		if (!fps_backoff_wait(&backoff))
 		{
-			fps_decref(fps_sketch, entry);
+			ts_read_unpin();
 			fps_abort(FPS_ABORT_LOCK_TIMEOUT, relid);
 		}
 	}
-	fps_decref(fps_sketch, entry);
+	ts_read_unpin();
 	ts_raised[slot].key = key;
 	ts_raised[slot].generation = fps_txn.ts_generation;
 }
@@ -798,6 +924,7 @@ txn_reset(void)
 		fps_reader_end();
 	fps_txn.mode_decided = false;
 	fps_txn.ts_mode = false;
+	fps_txn.ts_guessed = false;
 	fps_txn.ts = 0;
 	fps_txn.ts_snapshot = NULL;
 }
@@ -866,6 +993,7 @@ fps_xact_callback(XactEvent event, void *arg)
 			break;
 
 		case XACT_EVENT_ABORT:
+			ts_read_unpin();
 			finish_commit_ts(false);
 			if (fps_protocol == FPS_PROTOCOL_TICTOC)
 				tictoc_abort(&fps_txn);
@@ -901,6 +1029,7 @@ fps_before_shmem_exit(int code, Datum arg)
 
 	if (fps_txn.active && fps_sketch != NULL)
 	{
+		ts_read_unpin();
 		if (TransactionIdIsValid(fps_txn.published_xid))
 			finish_commit_ts(TransactionIdDidCommit(fps_txn.published_xid));
 		if (fps_protocol == FPS_PROTOCOL_TICTOC)

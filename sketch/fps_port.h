@@ -27,6 +27,7 @@
 
 typedef uint64_t fps_u64;
 typedef uint32_t fps_u32;
+typedef uint16_t fps_u16;
 typedef int32_t fps_i32;
 
 typedef volatile char fps_spinlock;
@@ -65,6 +66,7 @@ fps_spin_release(fps_spinlock *lock)
 
 typedef uint64 fps_u64;
 typedef uint32 fps_u32;
+typedef uint16 fps_u16;
 typedef int32 fps_i32;
 
 typedef slock_t fps_spinlock;

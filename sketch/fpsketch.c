@@ -546,6 +546,7 @@ fps_incref(FPSketch *fps, fps_u64 key)
 	fps_atomic_store(&e->readers_rts, wts > floor_ts ? wts : floor_ts);
 	fps_atomic_store(&e->replaced_wts, FPS_NO_WTS);
 	fps_atomic_store(&e->installed_wts, 0);
+	fps_entry_set_lock_owner(e, 0);
 	e->refcount = 1;
 	e->in_use = 1;
 	e->clock_ref = 1;
@@ -585,6 +586,7 @@ fps_decref(FPSketch *fps, FpsEntry *e)
 		if (fps_word_locked(word))
 		{
 			part->lock_leaks++;
+			fps_entry_set_lock_owner(e, 0);
 			fps_atomic_store(&e->word, word & ~FPS_LOCK_BIT);
 		}
 		if (fps_committers(fps_atomic_load(&e->committers)) != 0)

@@ -169,9 +169,17 @@ typedef struct FpsEntry
 	volatile fps_u64 installed_wts;
 	fps_u32		refcount;		/* partition lock */
 	fps_i32		next;			/* bucket chain or free list; partition lock */
-	fps_u32		partition;		/* owner partition, fixed */
+	fps_u16		partition;		/* owner partition, fixed */
 	char		in_use;			/* partition lock */
 	char		clock_ref;		/* partition lock */
+
+	/*
+	 * Who holds the lock bit, as the caller numbers its lockers, plus one
+	 * (0: not known).  Stored by the locker after it takes the lock bit and
+	 * cleared before it releases it: a hint that lets a waiter wait for the
+	 * holder instead of polling.
+	 */
+	volatile fps_u32 lock_owner;
 } FpsEntry;
 
 typedef struct FpsStats
@@ -258,6 +266,18 @@ static inline fps_u64
 fps_entry_readers_rts_load(const FpsEntry *entry)
 {
 	return fps_atomic_load((volatile fps_u64 *) &entry->readers_rts);
+}
+
+static inline void
+fps_entry_set_lock_owner(FpsEntry *entry, fps_u32 owner)
+{
+	*(volatile fps_u32 *) &entry->lock_owner = owner;
+}
+
+static inline fps_u32
+fps_entry_lock_owner(const FpsEntry *entry)
+{
+	return *(volatile const fps_u32 *) &entry->lock_owner;
 }
 
 /* replaced_wts of an entry no install has replaced a version of yet */
