@@ -11,6 +11,8 @@
 #      and again with fpsketch.wait_policy = block (heap's row-lock waits)
 #   5. pgbench TPC-B-like on fpsketch tables: zero client errors, no pin or
 #      lock bit left behind
+#   then 1's isolation specs, 4 and 5 again with fpsketch.protocol = sto
+#   (test/sto) and with fpsketch.protocol = mvto (test/mvto)
 # Ends with "N passed, M failed" over all test cases.
 set -uo pipefail
 
@@ -166,6 +168,27 @@ scripts/pgbench_smoke.sh >"$LOG/pgbench-sto.log" 2>&1
 rc=$?
 cat "$LOG/pgbench-sto.log"
 if [ $rc = 0 ]; then record "pgbench smoke (sto)" 1 0; else record "pgbench smoke (sto)" 0 1; fi
+
+echo "== MVTO: the same protocol checks with fpsketch.protocol = mvto"
+scripts/cluster.sh stop
+export FPS_PGDATA=${FPS_PGDATA%-sto}-mvto
+scripts/cluster.sh start "fpsketch.protocol = mvto" || { record "mvto cluster" 0 1; }
+mvto_specs=$(ls test/mvto/expected/*.out 2>/dev/null | xargs -n1 basename | sed 's/\.out$//' | tr '\n' ' ')
+if [ -n "$mvto_specs" ]; then
+	make -s installcheck-isolation-only ISOLATION_OPTS="--load-extension=fpsketch --inputdir=test/mvto --outputdir=output_iso_mvto" \
+		ISOLATION="$mvto_specs" >"$LOG/isolation-mvto.log" 2>&1
+	grep -E '^(ok|not ok|test |All|[0-9]+ of)' "$LOG/isolation-mvto.log" | tail -80
+	record_pg_regress "isolation (mvto)" "$LOG/isolation-mvto.log"
+	[ -f output_iso_mvto/regression.diffs ] && head -80 output_iso_mvto/regression.diffs
+fi
+# same checks; the server now runs MVTO (the heap controls, which do not
+# depend on the protocol, shorter)
+run_checker "checker (mvto)" checker-mvto.log 12 --heap-seconds 5 --pred-heap-seconds 4 \
+	--out "${TMPDIR:-/tmp}/fpsketch-checker-mvto"
+scripts/pgbench_smoke.sh >"$LOG/pgbench-mvto.log" 2>&1
+rc=$?
+cat "$LOG/pgbench-mvto.log"
+if [ $rc = 0 ]; then record "pgbench smoke (mvto)" 1 0; else record "pgbench smoke (mvto)" 0 1; fi
 
 echo
 echo "== summary (logs in $LOG)"

@@ -280,6 +280,7 @@ class Shared(object):
         self.visited = {}        # k -> groups its slots were ever attempted in
         self.recent = collections.deque(maxlen=48)           # recently allocated slots
         self.sp_reads = 0        # reads inside a rolled-back savepoint
+        self.missed_claims = 0   # MVTO: claimed rows absent at the reader's timestamp
 
     def new_txn(self, client):
         with self.lock:
@@ -347,6 +348,21 @@ class Shared(object):
             return self.next_k
 
 
+def reads_at_own_timestamp(conn):
+    """Does the server read fpsketch tables at each transaction's own
+    timestamp (fpsketch.protocol = mvto)?  Then a row whose insert a client
+    has seen commit may still be absent for a transaction that is older than
+    its inserter."""
+    old = conn.autocommit
+    conn.autocommit = True
+    cur = conn.cursor()
+    cur.execute("SELECT current_setting('fpsketch.protocol', true)")
+    protocol = cur.fetchone()[0]
+    cur.close()
+    conn.autocommit = old
+    return protocol == "mvto"
+
+
 def pick_group(rng, args):
     if rng.random() < args.hot_group_frac:
         return 0
@@ -358,11 +374,13 @@ def client_main(cid, args, shared, deadline, t0):
     conn = None
     tbl = args.table
     groups = list(range(args.groups))
+    mvto = False
     try:
         while time.time() < deadline:
             if conn is None or conn.closed:
                 conn = lc.connect(args)
                 lc.session_setup(conn, args)
+                mvto = args.am == "fpsketch" and reads_at_own_timestamp(conn)
             cur = conn.cursor()
             t = shared.new_txn(cid)
             t.scan = weighted(rng, args.scan_mix_parsed)
@@ -405,6 +423,19 @@ def client_main(cid, args, shared, deadline, t0):
                 cur.execute("INSERT INTO %s (g, k, v) VALUES (%%s, %%s, %%s)" % tbl, (g, k, t.id))
                 added.append((g, k))
 
+            def missed_claim(g, k):
+                # MVTO: the claimed row's inserter took its timestamp after
+                # ours (it committed before we claimed the row, but is
+                # serialized after us), so at our timestamp the slot is
+                # still absent and the statement changed nothing.  That is
+                # an observation of the absent version, as a pt read that
+                # found nothing (T -rw-> inserter); the claim goes back.
+                t.ops[-1] = ["r", "pt", g, g, None, k, []]
+                claimed.remove((g, k))
+                shared.settle(False, [(g, k)], [])
+                with shared.lock:
+                    shared.missed_claims += 1
+
             def delete(g):
                 c = shared.claim(g, rng)
                 if c is None:
@@ -413,6 +444,9 @@ def client_main(cid, args, shared, deadline, t0):
                 claimed.append((g, k))
                 t.ops.append(["d", g, k])
                 cur.execute("DELETE FROM %s WHERE g = %%s AND k = %%s" % tbl, (g, k))
+                if cur.rowcount == 0 and mvto:
+                    missed_claim(g, k)
+                    return True
                 if cur.rowcount != 1:
                     raise RuntimeError("delete of (%d,%d) deleted %d rows" % (g, k, cur.rowcount))
                 return True
@@ -425,6 +459,9 @@ def client_main(cid, args, shared, deadline, t0):
                 claimed.append((g, k))
                 t.ops.append(["m", g, g2, k])
                 cur.execute("UPDATE %s SET g = %%s WHERE g = %%s AND k = %%s" % tbl, (g2, g, k))
+                if cur.rowcount == 0 and mvto:
+                    missed_claim(g, k)
+                    return True
                 if cur.rowcount != 1:
                     raise RuntimeError("move of (%d,%d) to group %d updated %d rows"
                                        % (g, k, g2, cur.rowcount))
@@ -924,9 +961,11 @@ def main(args):
               % (tag, ", ".join("%s %d" % kv for kv in diff) or "-"))
     print("checker[%s]: checked %d committed transactions: reads %s (of all attempts, %d ran in a rolled-back savepoint); "
           "committed inserts %d, deletes %d, "
-          "moves %d; final rows %d; edges ww %d, wr %d, rw %d; ambiguous absences %d (near their delete), %d edges inferred from them"
+          "moves %d; final rows %d; edges ww %d, wr %d, rw %d; ambiguous absences %d (near their delete), %d edges inferred from them%s"
           % (tag, ncommitted, dict(sorted(an.nreads.items())), shared.sp_reads, nw["i"], nw["d"], nw["m"], len(final),
-             an.ecount["ww"], an.ecount["wr"], an.ecount["rw"], an.nambiguous, an.ninferred))
+             an.ecount["ww"], an.ecount["wr"], an.ecount["rw"], an.nambiguous, an.ninferred,
+             "; claimed rows absent at the transaction's timestamp (mvto, read as pt) %d" % shared.missed_claims
+             if shared.missed_claims else ""))
     print("checker[%s]: cycles G0 %d, G1c %d, G2 %d (SCCs); analysis %.1f s%s"
           % (tag, an.cycle_counts["G0"], an.cycle_counts["G1c"], an.cycle_counts["G2"], time.time() - ta,
              " (inference budget exhausted)" if an.infer_exhausted else ""))
