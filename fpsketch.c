@@ -282,6 +282,93 @@ is_restricting_path(Path *path)
 }
 
 /*
+ * create_index_paths() without index-only scans.  check_index_only() asks
+ * enable_indexonlyscan first, and nothing else there asks it (cost_index()
+ * leaves it to indxpath.c); the setting is back before anything else is
+ * planned, on error too.
+ */
+static void
+create_plain_index_paths(PlannerInfo *root, RelOptInfo *rel)
+{
+	bool		save_enable_indexonlyscan = enable_indexonlyscan;
+
+	enable_indexonlyscan = false;
+	PG_TRY();
+	{
+		create_index_paths(root, rel);
+	}
+	PG_FINALLY();
+	{
+		enable_indexonlyscan = save_enable_indexonlyscan;
+	}
+	PG_END_TRY();
+}
+
+/*
+ * An index-only scan answers from the index for all-visible pages and
+ * never fetches the row: fpsketch would see neither the rows it reads nor
+ * its predicate.  fps_get_relation_info() clears canreturn, which rules out
+ * every index-only scan that needs a column of the table; one that needs
+ * none (count(*), EXISTS (SELECT 1 ...), a WHERE clause implied by a partial
+ * index's predicate) check_index_only() plans anyway.  By now such a path
+ * has beaten the others in add_path(), which freed those it dominated (the
+ * sequential scan among them), so converting it in place would leave an
+ * index scan costed as index-only and nothing to compare it with.  Instead:
+ * drop it, build the relation's paths again as set_plain_rel_pathlist() does
+ * but without index-only scans, and add back the other paths there were
+ * (another module's too).
+ */
+static void
+drop_index_only_paths(PlannerInfo *root, RelOptInfo *rel, RangeTblEntry *rte)
+{
+	List	   *kept = NIL;
+	List	   *kept_partial = NIL;
+	bool		dropped = false;
+	ListCell   *lc;
+
+	foreach(lc, rel->pathlist)
+	{
+		Path	   *path = (Path *) lfirst(lc);
+
+		if (path->pathtype == T_IndexOnlyScan)
+			dropped = true;
+		else
+			kept = lappend(kept, path);
+	}
+	foreach(lc, rel->partial_pathlist)
+	{
+		Path	   *path = (Path *) lfirst(lc);
+
+		if (path->pathtype == T_IndexOnlyScan)
+			dropped = true;
+		else
+			kept_partial = lappend(kept_partial, path);
+	}
+	if (!dropped)
+		return;
+
+	rel->pathlist = NIL;
+	rel->partial_pathlist = NIL;
+	/* a sampled relation's only path is its sample scan, among those kept */
+	if (rte->tablesample == NULL)
+	{
+		add_path(rel, create_seqscan_path(root, rel, rel->lateral_relids, 0));
+		create_plain_index_paths(root, rel);
+		create_tidscan_paths(root, rel);
+	}
+
+	/*
+	 * add_path() frees the paths it rejects or displaces (index paths
+	 * excepted, which bitmap paths may point to); nothing refers to these
+	 * ones but the lists being rebuilt.
+	 */
+	foreach(lc, kept)
+		add_path(rel, (Path *) lfirst(lc));
+	foreach(lc, kept_partial)
+		add_partial_path(rel, (Path *) lfirst(lc));
+}
+
+/*
  * A sequential scan reads every row of an fpsketch table, and so conflicts
  * with every write to it, however few rows pass its filter; an index scan
  * reads only the rows (and the equality prefix) it selects.  On small hot
@@ -311,7 +398,7 @@ prefer_index_scans(PlannerInfo *root, RelOptInfo *rel)
 	if (seqscans == NIL)
 		return;
 	rel->pathlist = others;
-	create_index_paths(root, rel);
+	create_plain_index_paths(root, rel);
 	foreach(lc, rel->pathlist)
 		if (is_restricting_path((Path *) lfirst(lc)))
 			return;
@@ -326,13 +413,21 @@ fps_set_rel_pathlist(PlannerInfo *root, RelOptInfo *rel, Index rti,
 	if (prev_set_rel_pathlist_hook)
 		prev_set_rel_pathlist_hook(root, rel, rti, rte);
 
-	if (rte->rtekind == RTE_RELATION && rte->relkind == RELKIND_RELATION &&
-		relid_is_fpsketch(rte->relid))
+	if (rte->rtekind != RTE_RELATION || !relid_is_fpsketch(rte->relid))
+		return;
+
+	if (rte->relkind == RELKIND_RELATION)
+	{
+		rel->partial_pathlist = NIL;
+		rel->consider_parallel = false;
+	}
+	/* an appendrel's own paths are appends of its members' */
+	if (!rte->inh)
+		drop_index_only_paths(root, rel, rte);
+	if (rte->relkind == RELKIND_RELATION)
 	{
 		ListCell   *lc;
 
-		rel->partial_pathlist = NIL;
-		rel->consider_parallel = false;
 		if (fps_prefer_index_scans)
 			prefer_index_scans(root, rel);
 		foreach(lc, rel->pathlist)
@@ -342,7 +437,9 @@ fps_set_rel_pathlist(PlannerInfo *root, RelOptInfo *rel, Index rti,
 
 /*
  * Index-only scans answer from the index for all-visible pages without
- * fetching the row version, so the read would never reach the AM.
+ * fetching the row version, so the read would never reach the AM.  Without
+ * canreturn no index-only scan can return a column; those that need none
+ * are dropped in fps_set_rel_pathlist().
  */
 static void
 fps_get_relation_info(PlannerInfo *root, Oid relationObjectId, bool inhparent,
