@@ -31,6 +31,7 @@
 #include "optimizer/cost.h"
 #include "optimizer/paths.h"
 #include "optimizer/plancat.h"
+#include "parser/parsetree.h"
 #include "storage/ipc.h"
 #include "storage/lwlock.h"
 #include "storage/proc.h"
@@ -107,6 +108,7 @@ static shmem_startup_hook_type prev_shmem_startup_hook = NULL;
 static set_rel_pathlist_hook_type prev_set_rel_pathlist_hook = NULL;
 static get_relation_info_hook_type prev_get_relation_info_hook = NULL;
 static ProcessUtility_hook_type prev_process_utility_hook = NULL;
+static ExecutorStart_hook_type prev_executor_start_hook = NULL;
 static ExecutorRun_hook_type prev_executor_run_hook = NULL;
 static ExecutorFinish_hook_type prev_executor_finish_hook = NULL;
 
@@ -576,6 +578,92 @@ no_parallel_workers_if_am_created(void)
 							 PGC_S_SESSION, GUC_ACTION_LOCAL, true, 0, false);
 }
 
+/* ---- executor: no index-only scan of an fpsketch table runs ---- */
+
+static void refuse_index_only_scans(Plan *plan, List *rtable);
+
+static void
+refuse_index_only_scans_in(List *plans, List *rtable)
+{
+	ListCell   *lc;
+
+	foreach(lc, plans)
+		refuse_index_only_scans((Plan *) lfirst(lc), rtable);
+}
+
+/*
+ * The planner never leaves an index-only scan of an fpsketch relation
+ * (fps_set_rel_pathlist), but another module's planner hook may add one
+ * after it, and such a scan would read untracked.  Refuse to run it.
+ */
+static void
+refuse_index_only_scans(Plan *plan, List *rtable)
+{
+	if (plan == NULL)
+		return;
+	check_stack_depth();
+	switch (nodeTag(plan))
+	{
+		case T_IndexOnlyScan:
+			{
+				Oid			relid = rt_fetch(((Scan *) plan)->scanrelid, rtable)->relid;
+
+				if (relam_is_fpsketch(relid))
+					ereport(ERROR,
+							(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+							 errmsg("index-only scan of fpsketch table \"%s\" cannot run",
+									get_rel_name(relid)),
+							 errdetail("An index-only scan answers from the index without reading the table, so the read would not be part of the transaction's serialization order."),
+							 errhint("fpsketch plans index-only scans of its tables away; another extension's planner hook chose this one.  Set enable_indexonlyscan = off for this statement.")));
+				break;
+			}
+		case T_Append:
+			refuse_index_only_scans_in(((Append *) plan)->appendplans, rtable);
+			break;
+		case T_MergeAppend:
+			refuse_index_only_scans_in(((MergeAppend *) plan)->mergeplans, rtable);
+			break;
+		case T_BitmapAnd:
+			refuse_index_only_scans_in(((BitmapAnd *) plan)->bitmapplans, rtable);
+			break;
+		case T_BitmapOr:
+			refuse_index_only_scans_in(((BitmapOr *) plan)->bitmapplans, rtable);
+			break;
+		case T_SubqueryScan:
+			refuse_index_only_scans(((SubqueryScan *) plan)->subplan, rtable);
+			break;
+		case T_CustomScan:
+			refuse_index_only_scans_in(((CustomScan *) plan)->custom_plans, rtable);
+			break;
+		default:
+			break;
+	}
+	refuse_index_only_scans(plan->lefttree, rtable);
+	refuse_index_only_scans(plan->righttree, rtable);
+}
+
+/*
+ * Before the executor opens anything.  Every plan that runs starts here:
+ * statements, cursors, SPI and SQL functions; subplans, initplans and CTEs
+ * are in the statement's subplans, and EvalPlanQual runs parts of the same
+ * trees.  EXPLAIN without ANALYZE reads nothing and may show the plan.
+ */
+static void
+fps_executor_start(QueryDesc *queryDesc, int eflags)
+{
+	if (!(eflags & EXEC_FLAG_EXPLAIN_ONLY))
+	{
+		PlannedStmt *stmt = queryDesc->plannedstmt;
+
+		refuse_index_only_scans(stmt->planTree, stmt->rtable);
+		refuse_index_only_scans_in(stmt->subplans, stmt->rtable);
+	}
+	if (prev_executor_start_hook)
+		prev_executor_start_hook(queryDesc, eflags);
+	else
+		standard_ExecutorStart(queryDesc, eflags);
+}
+
 /*
  * Index scans find their runtime keys in the plan state of the query that
  * runs them (fpsketch_am.c, index predicates), so keep track of which
@@ -837,6 +925,8 @@ _PG_init(void)
 	get_relation_info_hook = fps_get_relation_info;
 	prev_process_utility_hook = ProcessUtility_hook;
 	ProcessUtility_hook = fps_process_utility;
+	prev_executor_start_hook = ExecutorStart_hook;
+	ExecutorStart_hook = fps_executor_start;
 	prev_executor_run_hook = ExecutorRun_hook;
 	ExecutorRun_hook = fps_executor_run;
 	prev_executor_finish_hook = ExecutorFinish_hook;
