@@ -32,6 +32,7 @@
 #include "optimizer/paths.h"
 #include "optimizer/plancat.h"
 #include "optimizer/planner.h"
+#include "parser/parsetree.h"
 #include "storage/ipc.h"
 #include "storage/lwlock.h"
 #include "storage/proc.h"
@@ -108,8 +109,8 @@ static shmem_startup_hook_type prev_shmem_startup_hook = NULL;
 static set_rel_pathlist_hook_type prev_set_rel_pathlist_hook = NULL;
 static get_relation_info_hook_type prev_get_relation_info_hook = NULL;
 static ProcessUtility_hook_type prev_process_utility_hook = NULL;
-static ExecutorRun_hook_type prev_executor_run_hook = NULL;
 static ExecutorStart_hook_type prev_executor_start_hook = NULL;
+static ExecutorRun_hook_type prev_executor_run_hook = NULL;
 static planner_hook_type prev_planner_hook = NULL;
 static ExecutorFinish_hook_type prev_executor_finish_hook = NULL;
 
@@ -267,10 +268,6 @@ relid_is_fpsketch(Oid relid)
 }
 
 /*
- * Parallel workers would read outside the leader's read set: no partial
- * paths and no parallel-safe paths over fpsketch relations.
- */
-/*
  * A path that reads only rows its restriction clauses select, of a kind the
  * user has not disabled (enable_indexscan, enable_bitmapscan).
  */
@@ -282,6 +279,93 @@ is_restricting_path(Path *path)
 	if (IsA(path, IndexPath))
 		return enable_indexscan && ((IndexPath *) path)->indexclauses != NIL;
 	return enable_bitmapscan && IsA(path, BitmapHeapPath);
+}
+
+/*
+ * create_index_paths() without index-only scans.  check_index_only() asks
+ * enable_indexonlyscan first, and nothing else there asks it (cost_index()
+ * leaves it to indxpath.c); the setting is back before anything else is
+ * planned, on error too.
+ */
+static void
+create_plain_index_paths(PlannerInfo *root, RelOptInfo *rel)
+{
+	bool		save_enable_indexonlyscan = enable_indexonlyscan;
+
+	enable_indexonlyscan = false;
+	PG_TRY();
+	{
+		create_index_paths(root, rel);
+	}
+	PG_FINALLY();
+	{
+		enable_indexonlyscan = save_enable_indexonlyscan;
+	}
+	PG_END_TRY();
+}
+
+/*
+ * An index-only scan answers from the index for all-visible pages and
+ * never fetches the row: fpsketch would see neither the rows it reads nor
+ * its predicate.  fps_get_relation_info() clears canreturn, which rules out
+ * every index-only scan that needs a column of the table; one that needs
+ * none (count(*), EXISTS (SELECT 1 ...), a WHERE clause implied by a partial
+ * index's predicate) check_index_only() plans anyway.  By now such a path
+ * has beaten the others in add_path(), which freed those it dominated (the
+ * sequential scan among them), so converting it in place would leave an
+ * index scan costed as index-only and nothing to compare it with.  Instead:
+ * drop it, build the relation's paths again as set_plain_rel_pathlist() does
+ * but without index-only scans, and add back the other paths there were
+ * (another module's too).
+ */
+static void
+drop_index_only_paths(PlannerInfo *root, RelOptInfo *rel, RangeTblEntry *rte)
+{
+	List	   *kept = NIL;
+	List	   *kept_partial = NIL;
+	bool		dropped = false;
+	ListCell   *lc;
+
+	foreach(lc, rel->pathlist)
+	{
+		Path	   *path = (Path *) lfirst(lc);
+
+		if (path->pathtype == T_IndexOnlyScan)
+			dropped = true;
+		else
+			kept = lappend(kept, path);
+	}
+	foreach(lc, rel->partial_pathlist)
+	{
+		Path	   *path = (Path *) lfirst(lc);
+
+		if (path->pathtype == T_IndexOnlyScan)
+			dropped = true;
+		else
+			kept_partial = lappend(kept_partial, path);
+	}
+	if (!dropped)
+		return;
+
+	rel->pathlist = NIL;
+	rel->partial_pathlist = NIL;
+	/* a sampled relation's only path is its sample scan, among those kept */
+	if (rte->tablesample == NULL)
+	{
+		add_path(rel, create_seqscan_path(root, rel, rel->lateral_relids, 0));
+		create_plain_index_paths(root, rel);
+		create_tidscan_paths(root, rel);
+	}
+
+	/*
+	 * add_path() frees the paths it rejects or displaces (index paths
+	 * excepted, which bitmap paths may point to); nothing refers to these
+	 * ones but the lists being rebuilt.
+	 */
+	foreach(lc, kept)
+		add_path(rel, (Path *) lfirst(lc));
+	foreach(lc, kept_partial)
+		add_partial_path(rel, (Path *) lfirst(lc));
 }
 
 /*
@@ -314,7 +398,7 @@ prefer_index_scans(PlannerInfo *root, RelOptInfo *rel)
 	if (seqscans == NIL)
 		return;
 	rel->pathlist = others;
-	create_index_paths(root, rel);
+	create_plain_index_paths(root, rel);
 	foreach(lc, rel->pathlist)
 		if (is_restricting_path((Path *) lfirst(lc)))
 			return;
@@ -329,13 +413,25 @@ fps_set_rel_pathlist(PlannerInfo *root, RelOptInfo *rel, Index rti,
 	if (prev_set_rel_pathlist_hook)
 		prev_set_rel_pathlist_hook(root, rel, rti, rte);
 
-	if (rte->rtekind == RTE_RELATION && rte->relkind == RELKIND_RELATION &&
-		relid_is_fpsketch(rte->relid))
+	if (rte->rtekind != RTE_RELATION || !relid_is_fpsketch(rte->relid))
+		return;
+
+	/*
+	 * Parallel workers would read outside the leader's read set: no partial
+	 * paths and no parallel-safe paths over fpsketch relations.
+	 */
+	if (rte->relkind == RELKIND_RELATION)
+	{
+		rel->partial_pathlist = NIL;
+		rel->consider_parallel = false;
+	}
+	/* an appendrel's own paths are appends of its members' */
+	if (!rte->inh)
+		drop_index_only_paths(root, rel, rte);
+	if (rte->relkind == RELKIND_RELATION)
 	{
 		ListCell   *lc;
 
-		rel->partial_pathlist = NIL;
-		rel->consider_parallel = false;
 		if (fps_prefer_index_scans)
 			prefer_index_scans(root, rel);
 		foreach(lc, rel->pathlist)
@@ -345,7 +441,9 @@ fps_set_rel_pathlist(PlannerInfo *root, RelOptInfo *rel, Index rti,
 
 /*
  * Index-only scans answer from the index for all-visible pages without
- * fetching the row version, so the read would never reach the AM.
+ * fetching the row version, so the read would never reach the AM.  Without
+ * canreturn no index-only scan can return a column; those that need none
+ * are dropped in fps_set_rel_pathlist().
  */
 static void
 fps_get_relation_info(PlannerInfo *root, Oid relationObjectId, bool inhparent,
@@ -484,6 +582,103 @@ no_parallel_workers_if_am_created(void)
 							 PGC_S_SESSION, GUC_ACTION_LOCAL, true, 0, false);
 }
 
+/* ---- executor: no index-only scan of an fpsketch table runs ---- */
+
+static void refuse_index_only_scans(Plan *plan, List *rtable);
+
+static void
+refuse_index_only_scans_in(List *plans, List *rtable)
+{
+	ListCell   *lc;
+
+	foreach(lc, plans)
+		refuse_index_only_scans((Plan *) lfirst(lc), rtable);
+}
+
+/*
+ * The planner never leaves an index-only scan of an fpsketch relation
+ * (fps_set_rel_pathlist), but another module's planner hook may add one
+ * after it, and such a scan would read untracked.  Refuse to run it.
+ */
+static void
+refuse_index_only_scans(Plan *plan, List *rtable)
+{
+	if (plan == NULL)
+		return;
+	check_stack_depth();
+	switch (nodeTag(plan))
+	{
+		case T_IndexOnlyScan:
+			{
+				Oid			relid = rt_fetch(((Scan *) plan)->scanrelid, rtable)->relid;
+
+				if (relam_is_fpsketch(relid))
+					ereport(ERROR,
+							(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+							 errmsg("index-only scan of fpsketch table \"%s\" cannot run",
+									get_rel_name(relid)),
+							 errdetail("An index-only scan answers from the index without reading the table, so the read would not be part of the transaction's serialization order."),
+							 errhint("fpsketch plans index-only scans of its tables away; another extension's planner hook chose this one.  Set enable_indexonlyscan = off for this statement.")));
+				break;
+			}
+		case T_Append:
+			refuse_index_only_scans_in(((Append *) plan)->appendplans, rtable);
+			break;
+		case T_MergeAppend:
+			refuse_index_only_scans_in(((MergeAppend *) plan)->mergeplans, rtable);
+			break;
+		case T_BitmapAnd:
+			refuse_index_only_scans_in(((BitmapAnd *) plan)->bitmapplans, rtable);
+			break;
+		case T_BitmapOr:
+			refuse_index_only_scans_in(((BitmapOr *) plan)->bitmapplans, rtable);
+			break;
+		case T_SubqueryScan:
+			refuse_index_only_scans(((SubqueryScan *) plan)->subplan, rtable);
+			break;
+		case T_CustomScan:
+			refuse_index_only_scans_in(((CustomScan *) plan)->custom_plans, rtable);
+			break;
+		default:
+			break;
+	}
+	refuse_index_only_scans(plan->lefttree, rtable);
+	refuse_index_only_scans(plan->righttree, rtable);
+}
+
+/*
+ * Before the executor opens anything.  Every plan that runs starts here:
+ * statements, cursors, SPI and SQL functions; subplans, initplans and CTEs
+ * are in the statement's subplans, and EvalPlanQual runs parts of the same
+ * trees.  EXPLAIN without ANALYZE reads nothing and may show the plan.
+ * Scans begin while the executor starts: the statement that starts is known
+ * to them (fps_outer_statement_only_reads) before it runs.
+ */
+static void
+fps_executor_start(QueryDesc *queryDesc, int eflags)
+{
+	if (!(eflags & EXEC_FLAG_EXPLAIN_ONLY))
+	{
+		PlannedStmt *stmt = queryDesc->plannedstmt;
+
+		refuse_index_only_scans(stmt->planTree, stmt->rtable);
+		refuse_index_only_scans_in(stmt->subplans, stmt->rtable);
+	}
+	fps_executor_starting(queryDesc, true);
+	PG_TRY();
+	{
+		if (prev_executor_start_hook)
+			prev_executor_start_hook(queryDesc, eflags);
+		else
+			standard_ExecutorStart(queryDesc, eflags);
+	}
+	PG_FINALLY();
+	{
+		fps_executor_starting(queryDesc, false);
+	}
+	PG_END_TRY();
+}
+
 /*
  * Index scans find their runtime keys in the plan state of the query that
  * runs them (fpsketch_am.c, index predicates), so keep track of which
@@ -516,28 +711,6 @@ fps_executor_run(QueryDesc *queryDesc, ScanDirection direction, uint64 count,
 	PG_FINALLY();
 	{
 		fps_executor_running(queryDesc, false);
-	}
-	PG_END_TRY();
-}
-
-/*
- * Scans begin while the executor starts: the statement that starts is
- * known to them (fps_outer_statement_only_reads) before it runs.
- */
-static void
-fps_executor_start(QueryDesc *queryDesc, int eflags)
-{
-	fps_executor_starting(queryDesc, true);
-	PG_TRY();
-	{
-		if (prev_executor_start_hook)
-			prev_executor_start_hook(queryDesc, eflags);
-		else
-			standard_ExecutorStart(queryDesc, eflags);
-	}
-	PG_FINALLY();
-	{
-		fps_executor_starting(queryDesc, false);
 	}
 	PG_END_TRY();
 }
@@ -790,12 +963,12 @@ _PG_init(void)
 	get_relation_info_hook = fps_get_relation_info;
 	prev_process_utility_hook = ProcessUtility_hook;
 	ProcessUtility_hook = fps_process_utility;
+	prev_executor_start_hook = ExecutorStart_hook;
+	ExecutorStart_hook = fps_executor_start;
 	prev_executor_run_hook = ExecutorRun_hook;
 	ExecutorRun_hook = fps_executor_run;
 	prev_executor_finish_hook = ExecutorFinish_hook;
 	ExecutorFinish_hook = fps_executor_finish;
-	prev_executor_start_hook = ExecutorStart_hook;
-	ExecutorStart_hook = fps_executor_start;
 	prev_planner_hook = planner_hook;
 	planner_hook = fps_planner;
 	fps_txn_register_callbacks();
