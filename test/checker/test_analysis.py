@@ -52,6 +52,7 @@ def analyse(txns, final, args=None):
     for t in txns:
         t.describe(an.chain_lists)
         t.describe()
+        t.describe(an.chain_lists, focus={0}, limit=1)
     return an
 
 
@@ -344,6 +345,95 @@ def _():
 @case("join: no row in an aborted transaction", set())
 def _():
     return [mk(0, "aborted", [("e", "join", 0, 0)])], {0: []}
+
+
+# long read-only transactions: several statements, each read recorded with
+# its statement ("s<i>", a seventh field); all of them from one state
+
+def ro(tid, status, ops, variant="begin", sqlstate=None):
+    t = mk(tid, status, ops)
+    t.ro = variant
+    t.ro_info = {"scan": "index", "stmts": 1 + max([int(o[3][1:]) for o in ops if o[0] == "r"] or [0]),
+                 "rows": sum(1 for o in ops if o[0] == "r")}
+    t.sqlstate = sqlstate
+    t.error = "op: could not serialize access" if sqlstate else None
+    return t
+
+
+class RoAbortsOk(object):
+    ro_aborts_ok = True
+
+
+@case("read-only: one state across statements", set())
+def _():
+    return [mk(0, "committed", [("a", 0, 1), ("a", 1, 2)]),
+            ro(1, "committed", [("r", 0, [1], "s0"), ("r", 1, [2], "s0"), ("r", 2, [], "s0"),
+                                ("r", 1, [2], "s1"), ("r", 0, [1], "s2"), ("r", 2, [], "s2")]),
+            mk(2, "committed", [("a", 2, 3), ("a", 0, 4)]),
+            ro(3, "committed", [("r", 2, [3], "s0"), ("r", 0, [1, 4], "s1")], "rr")], \
+        {0: [1, 4], 1: [2], 2: [3]}
+
+
+@case("read-only: a later statement sees a commit the first did not (G-single)", {"G2"})
+def _():
+    # T1's statement 0 reads key 0 before T2's append, statement 1 after it
+    return [mk(0, "committed", [("a", 0, 1)]),
+            ro(1, "committed", [("r", 0, [1], "s0"), ("r", 1, [], "s0"), ("r", 0, [1, 2], "s1")]),
+            mk(2, "committed", [("a", 0, 2)])], \
+        {0: [1, 2], 1: []}
+
+
+@case("read-only: read skew over two keys and statements (G-single)", {"G2"})
+def _():
+    return [ro(0, "committed", [("r", 0, [], "s0"), ("r", 1, [2], "s1")], "set"),
+            mk(1, "committed", [("a", 0, 1), ("a", 1, 2)])], \
+        {0: [1], 1: [2]}
+
+
+@case("read-only: serialized between writers ordered against real time", set())
+def _():
+    # T2 commits after T1 in real time but is ordered before it (T2 read
+    # key 1 before T1's append): a reader that saw T1 must see T2 too
+    return [mk(1, "committed", [("a", 1, 1)]),
+            mk(2, "committed", [("r", 1, []), ("a", 0, 2)]),
+            ro(3, "committed", [("r", 1, [1], "s0"), ("r", 0, [2], "s1")])], \
+        {0: [2], 1: [1]}
+
+
+@case("read-only: sees the later-ordered writer but not the earlier one (G2)", {"G2"})
+def _():
+    # T2 -rw(k1)-> T1 -wr(k1)-> T3 -rw(k0)-> T2
+    return [mk(1, "committed", [("a", 1, 1)]),
+            mk(2, "committed", [("r", 1, []), ("a", 0, 2)]),
+            ro(3, "committed", [("r", 1, [1], "s0"), ("r", 0, [], "s1")])], \
+        {0: [2], 1: [1]}
+
+
+@case("read-only: a 40001 is a failure of its own", {"ro-abort"})
+def _():
+    return [mk(0, "committed", [("a", 0, 1)]),
+            ro(1, "aborted", [("r", 0, [1], "s0")], "auto", "40001")], \
+        {0: [1]}
+
+
+@case("read-only: a 40001 with --ro-aborts-ok", set(), RoAbortsOk)
+def _():
+    return [ro(1, "aborted", [("r", 0, [], "s0")], "begin", "40001")], {0: []}
+
+
+@case("read-only: an ordinary transaction's 40001 is not one", set())
+def _():
+    t = mk(1, "aborted", [("r", 0, [])])
+    t.sqlstate = "40001"
+    return [t], {0: []}
+
+
+@case("read-only: a statement without one of its rows", {"bad-result"})
+def _():
+    return [mk(0, "committed", [("a", 0, 1)]),
+            ro(1, "committed", [("e", "ro-rows", 0, "range", 3, 2, [0], [], []),
+                                ("r", 1, [], "s0"), ("r", 2, [], "s0")])], \
+        {0: [1], 1: [], 2: []}
 
 
 # --------------------------------------------------------------------------
