@@ -675,6 +675,71 @@ def _():
         {(0, 1)}
 
 
+def pro(tid, status, ops, variant="begin", sqlstate=None):
+    x = pmk(tid, status, ops)
+    x.ro = variant
+    x.ro_info = {"scan": "index", "stmts": len(ops), "rows": 0}
+    x.sqlstate = sqlstate
+    x.error = "op: could not serialize access" if sqlstate else None
+    for i, op in enumerate(x.ops):
+        op.append("s%d" % i)
+    return x
+
+
+def C(lo, hi, counts=None, total=None):
+    """SELECT g, count(*) ... GROUP BY g (counts {g: n}) or SELECT count(*)"""
+    if counts is not None:
+        cl = sorted([g, n] for g, n in counts.items() if n)
+        return ["c", lo, hi, cl, sum(counts.values())]
+    return ["c", lo, hi, None, total]
+
+
+@pcase("predicate read-only: counts agree with the rows read", set())
+def _():
+    return [pmk(0, "committed", [I(0, 1), I(1, 2), I(1, 3)]),
+            pro(1, "committed", [C(0, 3, {0: 1, 1: 2}), Rr(0, 3, [(0, 1), (1, 2), (1, 3)]),
+                                 C(0, 3, total=3), C(1, 2, {1: 2}), Rg(1, [2, 3])]),
+            pmk(2, "committed", [D(1, 3), I(2, 4)]),
+            pro(3, "committed", [C(0, 3, total=3), Rr(0, 3, [(0, 1), (1, 2), (2, 4)])], "rr")], \
+        {(0, 1), (1, 2), (2, 4)}
+
+
+@pcase("predicate read-only: a count from another state than the rows", {"count-mismatch"})
+def _():
+    # T1 counts before T2's insert and reads the rows after it
+    return [pmk(0, "committed", [I(0, 1)]),
+            pro(1, "committed", [C(0, 3, {0: 1}), Rr(0, 3, [(0, 1), (0, 2)])]),
+            pmk(2, "committed", [I(0, 2)])], \
+        {(0, 1), (0, 2)}
+
+
+@pcase("predicate read-only: a total count from another state", {"count-mismatch"})
+def _():
+    return [pmk(0, "committed", [I(0, 1), I(1, 2)]),
+            pro(1, "committed", [Rr(0, 3, [(0, 1), (1, 2)]), C(0, 3, total=1)]),
+            pmk(2, "committed", [D(1, 2)])], \
+        set([(0, 1)])
+
+
+@pcase("predicate read-only: a row read in one statement, gone in the next (G-single)", {"G2"})
+def _():
+    return [pmk(0, "committed", [I(0, 1), I(1, 2)]),
+            pro(1, "committed", [Rg(1, [2]), Rg(0, [1]), Rg(1, [])]),
+            pmk(2, "committed", [D(1, 2)])], \
+        set([(0, 1)])
+
+
+@pcase("predicate read-only: a 40001 is a failure of its own", {"ro-abort"})
+def _():
+    return [pro(0, "aborted", [Rg(0, [])], "set", "40001")], set()
+
+
+@pcase("predicate: counts of a transaction that writes are not checked", set())
+def _():
+    return [pmk(0, "committed", [["c", 0, 3, [], 0], I(0, 1), Rr(0, 3, [(0, 1)])])], \
+        {(0, 1)}
+
+
 @pcase("predicate: unexpected error", {"errors"})
 def _():
     t = pmk(0, "error", [I(0, 1)])
