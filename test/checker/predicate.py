@@ -525,9 +525,22 @@ def client_main(cid, args, shared, deadline, t0):
                 claimed.append((g, k))
                 t.ops.append(["d", g, k])
                 cur.execute("DELETE FROM %s WHERE g = %%s AND k = %%s" % tbl, (g, k))
-                if cur.rowcount != 1:
+                if cur.rowcount == 0:
+                    found_none(g, k)
+                elif cur.rowcount != 1:
                     raise RuntimeError("delete of (%d,%d) deleted %d rows" % (g, k, cur.rowcount))
                 return True
+
+            def found_none(g, k):
+                """The DELETE or move of a claimed row found no row: its
+                scan saw the slot absent.  The claim ensures the insert
+                committed before, in real time, but a transaction may be
+                ordered before it (MVTO: a timestamp from before the insert
+                committed).  A read of an absent row, for the analysis."""
+                t.ops[-1] = ["r", "pt", g, g, None, k, []]
+                claimed.remove((g, k))
+                shared.settle(False, [(g, k)], [])
+                shared.count("write_found_none")
 
             def move(g):
                 c = shared.claim(g, rng, groups)
@@ -537,6 +550,9 @@ def client_main(cid, args, shared, deadline, t0):
                 claimed.append((g, k))
                 t.ops.append(["m", g, g2, k])
                 cur.execute("UPDATE %s SET g = %%s WHERE g = %%s AND k = %%s" % tbl, (g2, g, k))
+                if cur.rowcount == 0:
+                    found_none(g, k)
+                    return True
                 if cur.rowcount != 1:
                     raise RuntimeError("move of (%d,%d) to group %d updated %d rows"
                                        % (g, k, g2, cur.rowcount))
@@ -1115,6 +1131,9 @@ def main(args):
         print("checker[%s]: %s" % (tag, line))
     if any(t.ro for t in txns):
         print("checker[%s]: read-only counts checked %d; VACUUMs %d" % (tag, an.ncounts, shared.counts["vacuum"]))
+    if shared.counts["write_found_none"]:
+        print("checker[%s]: deletes and moves of a claimed row that found no row (recorded as reads of "
+              "its absence): %d" % (tag, shared.counts["write_found_none"]))
     print("checker[%s]: cycles G0 %d, G1c %d, G2 %d (SCCs); analysis %.1f s%s"
           % (tag, an.cycle_counts["G0"], an.cycle_counts["G1c"], an.cycle_counts["G2"], time.time() - ta,
              " (inference budget exhausted)" if an.infer_exhausted else ""))

@@ -740,6 +740,24 @@ def _():
         {(0, 1)}
 
 
+# a DELETE or move of a claimed row that found no row is recorded as a read
+# of the row's absence (Rp(..., False)): fine if its transaction can be
+# ordered before the insert (MVTO: a timestamp older than the inserter's)
+
+@pcase("predicate: a delete that found no row, ordered before the insert", set())
+def _():
+    return [pmk(0, "committed", [I(0, 1)]),
+            pmk(1, "committed", [Rp(0, 1, False), I(2, 2)])], \
+        {(0, 1), (2, 2)}
+
+
+@pcase("predicate: a delete that found no row after seeing the inserter (G-single)", {"G2"})
+def _():
+    return [pmk(0, "committed", [I(0, 1), I(1, 2)]),
+            pmk(1, "committed", [Rg(1, [2]), Rp(0, 1, False)])], \
+        {(0, 1), (1, 2)}
+
+
 @pcase("predicate: unexpected error", {"errors"})
 def _():
     t = pmk(0, "error", [I(0, 1)])
