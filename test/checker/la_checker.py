@@ -1438,8 +1438,10 @@ class Analysis(object):
                 self.example_cycles[cls] = example
                 self.add(cls, "%d SCC(s) with a %s cycle; example %s" % (count, cls, txt),
                          [u for u, _, _ in example[2]])
-        # how many of the dependency cycles need a pick's bound
+        # how many of the dependency cycles need a pick's bound, and how
+        # many have a long read-only transaction in them
         self.pick_sccs = 0
+        self.sccs, self.ro_sccs = ro_scc_counts(nodes, edges, txns)
         if self.pick_edge_set and (self.cycle_counts["G1c"] or self.cycle_counts["G2"]):
             adj = {}
             for a, outs in edges.items():
@@ -1452,6 +1454,20 @@ class Analysis(object):
                     comp_of[u] = i
             self.pick_sccs = len(set(comp_of[a] for a, b in self.pick_edge_set
                                      if a in comp_of and comp_of.get(b) == comp_of[a]))
+
+
+def ro_scc_counts(nodes, edges, txns):
+    """(SCCs of the dependency graph, those with a read-only transaction)."""
+    ro = set(t.id for t in txns if getattr(t, "ro", None))
+    if not ro:
+        return 0, 0
+    adj = {}
+    for a, outs in edges.items():
+        lst = [b for b, types in outs.items() if types & {"ww", "wr", "rw"}]
+        if lst:
+            adj[a] = lst
+    sccs = tarjan_scc(nodes, adj)
+    return len(sccs), sum(1 for comp in sccs if ro.intersection(comp))
 
 
 def cycle_focus(example, u, ekey):
@@ -1726,9 +1742,11 @@ def main():
     if diff is not None:
         print("checker[%s]: fpsketch_stats during the run: %s; VACUUMs %d"
               % (tag, ", ".join("%s %d" % kv for kv in diff) or "-", shared.counts["vacuum"]))
-    print("checker[%s]: cycles G0 %d, G1c %d, G2 %d%s (SCCs; %d through a pick's bound)"
+    print("checker[%s]: cycles G0 %d, G1c %d, G2 %d%s (SCCs; %d through a pick's bound; %d of %d SCCs "
+          "with a read-only transaction)"
           % (tag, an.cycle_counts["G0"], an.cycle_counts["G1c"], an.cycle_counts["G2"],
-             ", session %d" % an.cycle_counts[SESSION_CLASS] if an.session else "", an.pick_sccs))
+             ", session %d" % an.cycle_counts[SESSION_CLASS] if an.session else "", an.pick_sccs,
+             an.ro_sccs, an.sccs))
 
     failed_classes = [c for c in an.classes if an.findings[c]]
     byid_all = {t.id: t for t in txns}

@@ -686,6 +686,7 @@ class Analysis(object):
         self.ecount = collections.Counter()
         self.committed = set()
         self.ncounts = 0
+        self.sccs = self.ro_sccs = 0
 
     def add(self, cls, msg, tids=()):
         self.findings[cls].append(msg)
@@ -1017,6 +1018,7 @@ class Analysis(object):
                 self.example_cycles[cls] = example
                 self.add(cls, "%d SCC(s) with a %s cycle; example %s" % (count, cls, txt),
                          [u for u, _, _ in example[2]])
+        self.sccs, self.ro_sccs = lc.ro_scc_counts(nodes, edges, txns)
 
 
 # --------------------------------------------------------------------------
@@ -1134,8 +1136,10 @@ def main(args):
     if shared.counts["write_found_none"]:
         print("checker[%s]: deletes and moves of a claimed row that found no row (recorded as reads of "
               "its absence): %d" % (tag, shared.counts["write_found_none"]))
-    print("checker[%s]: cycles G0 %d, G1c %d, G2 %d (SCCs); analysis %.1f s%s"
-          % (tag, an.cycle_counts["G0"], an.cycle_counts["G1c"], an.cycle_counts["G2"], time.time() - ta,
+    print("checker[%s]: cycles G0 %d, G1c %d, G2 %d (SCCs; %d of %d SCCs with a read-only transaction); "
+          "analysis %.1f s%s"
+          % (tag, an.cycle_counts["G0"], an.cycle_counts["G1c"], an.cycle_counts["G2"], an.ro_sccs, an.sccs,
+             time.time() - ta,
              " (inference budget exhausted)" if an.infer_exhausted else ""))
 
     byid = {t.id: t for t in txns}
