@@ -103,8 +103,11 @@ except ImportError:  # pragma: no cover
 
 ABORT_CODES = ("40001", "40P01")
 CLASSES = ["G0", "G1a", "G1b", "G1c", "G2", "internal",
-           "incompatible-order", "lost-append", "bad-result", "errors"]
-ANOMALY_CLASSES = CLASSES[:-1]
+           "incompatible-order", "lost-append", "bad-result", "ro-abort", "errors"]
+# failures that are not anomalies of the history (a positive control must
+# show an anomaly, and none of these)
+NON_ANOMALY_CLASSES = ("ro-abort", "errors")
+ANOMALY_CLASSES = [c for c in CLASSES if c not in NON_ANOMALY_CLASSES]
 # with --session-order: a cycle through a client's own transaction order
 SESSION_CLASS = "session"
 
@@ -119,7 +122,7 @@ class SetupError(Exception):
 
 class Txn(object):
     __slots__ = ("id", "client", "ops", "status", "sqlstate", "error",
-                 "t_start", "t_end")
+                 "t_start", "t_end", "ro", "ro_info")
 
     def __init__(self, tid, client):
         self.id = tid
@@ -133,22 +136,39 @@ class Txn(object):
         #   ["p", key, n, nbase, flag, raw, keys]  pick: the read of key, the
         #                                       smallest list of keys (Analysis)
         #   ["e", what, ...]                    a result no state can give
+        # A long read-only transaction (ro set) records its reads as
+        # ["r", key, n, nbase, flag, raw, "s<i>"]: read by its statement i.
         self.ops = []
         self.status = None      # 'committed', 'aborted', 'unknown', 'error'
         self.sqlstate = None
         self.error = None
         self.t_start = None
         self.t_end = None
+        self.ro = None          # read-only transaction: how it was begun (RO_VARIANTS)
+        self.ro_info = None     # read-only: {"scan", "stmts", "rows"}
 
     def to_json(self):
-        return {"id": self.id, "client": self.client, "ops": self.ops,
-                "status": self.status, "sqlstate": self.sqlstate,
-                "error": self.error, "t_start": self.t_start, "t_end": self.t_end}
+        d = {"id": self.id, "client": self.client, "ops": self.ops,
+             "status": self.status, "sqlstate": self.sqlstate,
+             "error": self.error, "t_start": self.t_start, "t_end": self.t_end}
+        if self.ro:
+            d["ro"] = self.ro
+            d["ro_info"] = self.ro_info
+        return d
 
-    def describe(self, chains=None):
+    def describe(self, chains=None, focus=None, limit=24):
+        """One line; a transaction of more than limit ops (a long read-only
+        one) shows only the ops on the keys in focus (or its first ops)."""
         parts = []
         own = collections.defaultdict(list)
-        for op in self.ops:
+        ops = self.ops
+        hidden = 0
+        if len(ops) > limit:
+            if focus:
+                ops = [op for op in ops if op[0] == "e" or op[1] in focus]
+            ops = ops[:limit]
+            hidden = len(self.ops) - len(ops)
+        for op in ops:
             if op[0] == "a":
                 parts.append("a(%d,%d)" % (op[1], op[2]))
                 own[op[1]].append(op[2])
@@ -171,9 +191,15 @@ class Txn(object):
             else:
                 name = "r" if len(op) < 7 else op[6] + "-r"
             parts.append("%s(%d)=%s%s" % (name, key, val, " !" + flag if flag else ""))
+        if hidden:
+            parts.append("(+%d ops on other keys)" % hidden if focus else "(+%d ops)" % hidden)
         st = self.status
         if self.sqlstate:
             st += " " + self.sqlstate
+        if self.ro:
+            info = self.ro_info or {}
+            st += ", read-only %s, %s scan, %s statements, %s rows" % (
+                self.ro, info.get("scan", "?"), info.get("stmts", "?"), info.get("rows", "?"))
         return "T%d [client %d, %s, %.4f..%.4f] %s" % (
             self.id, self.client, st, self.t_start or 0, self.t_end or 0,
             " ".join(parts))
@@ -282,9 +308,9 @@ def setup_table(args):
                     % (args.table, args.am))
         cur.execute(SP_FUNCTION % {"t": args.table})
         # small batches: an fpsketch transaction may pin only so many rows
-        for lo in range(0, args.keys, 8):
+        for lo in range(0, args.nrows, 8):
             cur.execute("INSERT INTO %s (k) SELECT g FROM generate_series(%d, %d) g"
-                        % (args.table, lo, min(lo + 8, args.keys) - 1))
+                        % (args.table, lo, min(lo + 8, args.nrows) - 1))
         cur.execute("SELECT a.amname FROM pg_class c JOIN pg_am a ON a.oid = c.relam "
                     "WHERE c.oid = %s::regclass", (args.table,))
         am = cur.fetchone()[0]
@@ -306,12 +332,12 @@ def read_final(args):
         # by primary key, a few rows per transaction (every value is final
         # now; an fpsketch transaction may pin only so many rows)
         rows = []
-        for lo in range(0, args.keys, 8):
+        for lo in range(0, args.nrows, 8):
             cur.execute("SELECT k, v FROM %s WHERE k >= %%s AND k < %%s ORDER BY k" % args.table,
                         (lo, lo + 8))
             rows.extend(cur.fetchall())
-        if [k for k, _ in rows] != list(range(args.keys)):
-            raise SetupError("final read: expected keys 0..%d, got %d rows" % (args.keys - 1, len(rows)))
+        if [k for k, _ in rows] != list(range(args.nrows)):
+            raise SetupError("final read: expected keys 0..%d, got %d rows" % (args.nrows - 1, len(rows)))
     finally:
         conn.close()
     return {k: parse_list(v) for k, v in rows}
@@ -344,9 +370,19 @@ class Shared(object):
 
 
 def pick_key(rng, args):
+    """A key of the working set 0..keys-1 (hot keys first)."""
     if args.hot_keys > 0 and rng.random() < args.hot_frac:
         return rng.randrange(min(args.hot_keys, args.keys))
     return rng.randrange(args.keys)
+
+
+def pick_key_wide(rng, args):
+    """A key for a plain read or append, or a savepoint read: one of the
+    cold keys keys..nrows-1 with probability --cold-frac, so that the long
+    read-only transactions' hundreds of keys change while they run."""
+    if args.cold_keys > 0 and rng.random() < args.cold_frac:
+        return args.keys + rng.randrange(args.cold_keys)
+    return pick_key(rng, args)
 
 
 def parse_mix(text, names):
@@ -371,6 +407,183 @@ def weighted(rng, mix):
     return mix[-1][0]
 
 
+# --------------------------------------------------------------------------
+# long read-only transactions (both workloads)
+# --------------------------------------------------------------------------
+#
+# A share (--ro-frac) of the transactions are read-only: several statements
+# (--ro-min-stmts..--ro-max-stmts), each reading many rows, with a random
+# pause of up to --ro-think-ms between them.  How they are begun (--ro-mix):
+#
+#   begin     BEGIN READ ONLY
+#   set       BEGIN; SET TRANSACTION READ ONLY
+#   rr        BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY
+#   default   SET default_transaction_read_only = on; BEGIN (reset after)
+#   auto      one SELECT in autocommit mode (a single-statement SELECT that
+#             can write nothing), no BEGIN: one statement only
+#
+# and the scan methods they may use (--ro-scan-mix: SET LOCAL, or SET/RESET
+# around an autocommit SELECT).  fpsketch reads them at a timestamp (DESIGN
+# §9): they must never fail with 40001/40P01 (check "ro-abort"), and all
+# their reads must come from one state, like any transaction's.
+
+RO_VARIANTS = ["begin", "set", "rr", "default", "auto"]
+RO_DEFAULT_MIX = "begin=35,set=20,rr=20,default=10,auto=15"
+RO_BEGIN = {
+    "begin": ["BEGIN READ ONLY"],
+    "set": ["BEGIN", "SET TRANSACTION READ ONLY"],
+    "rr": ["BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY"],
+    "default": ["SET default_transaction_read_only = on", "BEGIN"],
+}
+SCAN_OFF = {
+    "index": ("enable_seqscan", "enable_bitmapscan"),
+    "seq": ("enable_indexscan", "enable_bitmapscan"),
+    "bitmap": ("enable_seqscan", "enable_indexscan"),
+    "default": (),
+}
+RO_DEFAULT_SCAN_MIX = "index=30,bitmap=25,seq=20,default=25"
+
+
+def run_read_only(conn, variant, scan, stmts, run_stmt, think_s, rng, phase):
+    """Run a read-only transaction begun as variant: run_stmt(cur, i, stmt)
+    for each statement (only the first for "auto"), pausing up to think_s
+    between them.  phase[0] becomes "commit" at the COMMIT.  Drives BEGIN and
+    COMMIT itself (autocommit on meanwhile); on an error it rolls back and
+    leaves the connection as it found it, then re-raises."""
+    conn.autocommit = True
+    cur = conn.cursor()
+    in_block = False
+    try:
+        if variant == "auto":
+            for guc in SCAN_OFF[scan]:
+                cur.execute("SET %s = off" % guc)
+            run_stmt(cur, 0, stmts[0])
+            phase[0] = "commit"
+            return
+        for sql in RO_BEGIN[variant]:
+            cur.execute(sql)
+            in_block = in_block or sql.startswith("BEGIN")
+        cur.execute("SHOW transaction_read_only")
+        if cur.fetchone()[0] != "on":
+            raise RuntimeError("read-only transaction (%s) is not read only" % variant)
+        for guc in SCAN_OFF[scan]:
+            cur.execute("SET LOCAL %s = off" % guc)
+        for i, st in enumerate(stmts):
+            if i and think_s > 0:
+                time.sleep(rng.random() * think_s)
+            run_stmt(cur, i, st)
+        phase[0] = "commit"
+        cur.execute("COMMIT")
+        in_block = False
+    except BaseException:
+        if in_block and not conn.closed:
+            try:
+                cur.execute("ROLLBACK")
+            except psycopg2.Error:
+                pass
+        raise
+    finally:
+        if not conn.closed:
+            try:
+                if variant == "default":
+                    cur.execute("SET default_transaction_read_only = off")
+                if variant == "auto":
+                    for guc in SCAN_OFF[scan]:
+                        cur.execute("RESET %s" % guc)
+            except psycopg2.Error:
+                conn.close()
+        if not conn.closed:
+            conn.autocommit = False
+
+
+def ro_summary(txns, committed, escalation_threshold=1000):
+    """Lines about the read-only transactions of a run: outcomes, by how they
+    were begun, statements and rows of the committed ones."""
+    ro = [t for t in txns if t.ro]
+    if not ro:
+        return ["read-only transactions: none"]
+    st = collections.Counter(t.status if t.id not in committed else "committed" for t in ro)
+    codes = collections.Counter(t.sqlstate for t in ro if t.status == "aborted")
+    by = []
+    for v in RO_VARIANTS:
+        vs = [t for t in ro if t.ro == v]
+        if vs:
+            by.append("%s %d/%d" % (v, sum(1 for t in vs if t.id in committed), len(vs)))
+    rows = [t.ro_info["rows"] for t in ro if t.id in committed]
+    stmts = [t.ro_info["stmts"] for t in ro if t.id in committed]
+    scans = collections.Counter(t.ro_info["scan"] for t in ro if t.id in committed)
+    lines = ["read-only transactions: attempted %d, committed %d, aborted %d (%s), unknown %d, errors %d; "
+             "committed/attempted by start: %s"
+             % (len(ro), st["committed"], st["aborted"],
+                ", ".join("%s: %d" % (c, n) for c, n in sorted(codes.items(), key=lambda x: str(x[0]))) or "-",
+                st["unknown"], st["error"], ", ".join(by))]
+    if rows:
+        lines.append("read-only committed: %d statements, %d rows read (per transaction: avg %.0f, max %d; "
+                     "%d past %d rows); scans %s"
+                     % (sum(stmts), sum(rows), float(sum(rows)) / len(rows), max(rows),
+                        sum(1 for r in rows if r > escalation_threshold), escalation_threshold,
+                        ", ".join("%s %d" % kv for kv in sorted(scans.items()))))
+    return lines
+
+
+def server_settings(args):
+    """fpsketch's protocol and timestamp_snapshots as the clients see them
+    (with their --set), or None if fpsketch is not loaded."""
+    conn = connect(args, autocommit=True)
+    try:
+        session_setup(conn, args)
+        cur = conn.cursor()
+        cur.execute("SELECT current_setting('fpsketch.protocol', true), "
+                    "current_setting('fpsketch.timestamp_snapshots', true)")
+        protocol, tss = cur.fetchone()
+        if protocol is None:
+            return None
+        return {"protocol": protocol, "timestamp_snapshots": tss}
+    finally:
+        conn.close()
+
+
+def ro_aborts_allowed(args, settings):
+    """Read-only transactions validate (and may abort) only when they do not
+    read at a timestamp: fpsketch.timestamp_snapshots off (not mvto), or
+    tracking off.  --ro-aborts-ok says so by hand."""
+    if args.ro_aborts_ok:
+        return True
+    if args.am != "fpsketch" or settings is None:
+        return False
+    return settings["protocol"] == "off" or \
+        (settings["protocol"] != "mvto" and settings["timestamp_snapshots"] != "on")
+
+
+def fps_stats(args):
+    """fpsketch_stats as a dict, or None (heap, or no permission)."""
+    if args.am != "fpsketch":
+        return None
+    try:
+        conn = connect(args, autocommit=True)
+        try:
+            cur = conn.cursor()
+            cur.execute("SELECT * FROM fpsketch_stats")
+            row = cur.fetchone()
+            return dict(zip([d[0] for d in cur.description], row))
+        finally:
+            conn.close()
+    except psycopg2.Error:
+        return None
+
+
+def stats_diff(stats0, stats1, pred):
+    if not stats0 or not stats1:
+        return None
+    return [(k, stats1[k] - stats0[k]) for k in stats1
+            if pred(k) and isinstance(stats1[k], int) and not isinstance(stats1[k], bool)
+            and stats1[k] - stats0[k]]
+
+
+TS_STATS = ("ts_snapshots", "ts_waits", "escalations", "aborts_snapshot_too_old",
+            "aborts_lock_timeout", "aborts_table_full", "commit_ts_drops", "commit_ts_lost")
+
+
 # the number of elements of a list value (each element is ",<e>")
 COUNT_SQL = "(length(%(c)s) - length(replace(%(c)s, ',', '')))"
 
@@ -389,6 +602,10 @@ def la_sql(table, nkeys):
         "join": "SELECT a.v, b.k, b.v FROM %s a JOIN %s b ON b.k = %s WHERE a.k = %%s FOR UPDATE"
                 % (table, table, join_partner_sql("a.k", cnt_a, nkeys).replace("%", "%%")),
         "sp_function": "SELECT %s_sp_read(%%s, %%s, %%s)" % table,
+        # the long read-only transactions' statements
+        "ro_any": "SELECT k, v FROM %s WHERE k = ANY(%%s)" % table,
+        "ro_range": "SELECT k, v FROM %s WHERE k BETWEEN %%s AND %%s" % table,
+        "ro_all": "SELECT k, v FROM %s" % table,
     }
 
 
@@ -442,6 +659,34 @@ SP_DO_WRITE = "UPDATE %(t)s SET v = v || ',' || '%(we)d' WHERE k = %(wk)d;"
 SP_VARIANTS = ("client", "function", "do")
 LA_OP_KINDS = ["plain", "sp", "pick", "join"]
 LA_DEFAULT_MIX = "plain=76,sp=8,pick=10,join=6"
+LA_RO_STMT_KINDS = ["any", "range", "all"]
+LA_RO_DEFAULT_STMT_MIX = "any=50,range=35,all=15"
+
+
+def plan_ro(rng, args, variant):
+    """A long read-only transaction: (scan mode, statements).  Statements:
+    ("any", keys) k = ANY(keys), usually with the whole working set (the hot
+    keys) among a random sample of the table; ("range", lo, hi), half of them
+    from key 0; ("all",) the whole table.  Up to --ro-keys keys each (a
+    quarter at least)."""
+    n = 1 if variant == "auto" else rng.randint(args.ro_min_stmts, args.ro_max_stmts)
+    stmts = []
+    for _ in range(n):
+        kind = weighted(rng, args.ro_stmt_mix_parsed)
+        m = min(args.nrows, rng.randint(max(1, args.ro_keys // 4), max(1, args.ro_keys)))
+        if kind == "any":
+            keys = set(rng.sample(range(args.nrows), m))
+            if rng.random() < 0.8:
+                keys.update(range(args.keys))
+            keys = list(keys)
+            rng.shuffle(keys)
+            stmts.append(("any", keys))
+        elif kind == "range":
+            lo = 0 if rng.random() < 0.5 else rng.randrange(args.nrows - m + 1)
+            stmts.append(("range", lo, lo + m - 1))
+        else:
+            stmts.append(("all",))
+    return weighted(rng, args.ro_scan_mix_parsed), stmts
 
 
 def plan_txn(rng, args, next_elem):
@@ -462,14 +707,14 @@ def plan_txn(rng, args, next_elem):
         elif kind == "sp":
             rb = None
             if rng.random() < 0.5:
-                rb = (pick_key(rng, args), next_elem())
+                rb = (pick_key_wide(rng, args), next_elem())
             variant = rng.choice(SP_VARIANTS)
             catch = variant == "client" and rng.random() < 0.5
-            plan.append(("sp", pick_key(rng, args), variant, rb, catch))
+            plan.append(("sp", pick_key_wide(rng, args), variant, rb, catch))
         elif rng.random() < args.read_frac:
-            plan.append(("r", pick_key(rng, args)))
+            plan.append(("r", pick_key_wide(rng, args)))
         else:
-            plan.append(("a", pick_key(rng, args), next_elem()))
+            plan.append(("a", pick_key_wide(rng, args), next_elem()))
     return plan
 
 
@@ -522,6 +767,40 @@ class OpRunner(object):
             self.pick(p[1], p[2])
         elif kind == "join":
             self.join(*p[1:])
+
+    def read_only(self, plan, rng, phase):
+        """Run the read-only transaction plan (plan_ro): every row returned
+        is a read, recorded with the statement's index; a statement must
+        return exactly the keys it names (every key exists), once each."""
+        t = self.t
+        scan, stmts = plan
+        t.ro_info = {"scan": scan, "stmts": 0, "rows": 0}
+
+        def run_stmt(cur, i, st):
+            kind = st[0]
+            if kind == "any":
+                cur.execute(self.sql["ro_any"], (st[1],))
+                want = set(st[1])
+            elif kind == "range":
+                cur.execute(self.sql["ro_range"], (st[1], st[2]))
+                want = set(range(st[1], st[2] + 1))
+            else:
+                cur.execute(self.sql["ro_all"])
+                want = set(range(self.args.nrows))
+            rows = cur.fetchall()
+            t.ro_info["stmts"] += 1
+            t.ro_info["rows"] += len(rows)
+            got = collections.Counter(k for k, _ in rows)
+            if set(got) != want or len(rows) != len(want):
+                t.ops.append(["e", "ro-rows", i, kind, len(want), len(rows),
+                              sorted(want - set(got))[:5], sorted(set(got) - want)[:5],
+                              sorted(k for k, c in got.items() if c > 1)[:5]])
+            where = "s%d" % i
+            for k, v in sorted(rows):
+                if k in want:
+                    self.observe(k, v, where)
+
+        run_read_only(self.conn, t.ro, scan, stmts, run_stmt, self.args.ro_think_ms / 1000.0, rng, phase)
 
     def savepoint_read(self, key, variant, rb, catch):
         """Read key inside a subtransaction that is rolled back (with an
@@ -628,17 +907,28 @@ def client_main(cid, args, shared, deadline, t0):
                 session_setup(conn, args)
             cur = conn.cursor()
             t = shared.new_txn(cid)
-            plan = plan_txn(rng, args, next_elem)
+            if args.ro_frac > 0 and rng.random() < args.ro_frac:
+                t.ro = weighted(rng, args.ro_mix_parsed)
+                plan = plan_ro(rng, args, t.ro)
+            else:
+                plan = plan_txn(rng, args, next_elem)
             t.t_start = time.time() - t0
             phase = "op"
             runner = OpRunner(conn, cur, t, shared, args)
             try:
-                for p in plan:
-                    runner.run(p)
-                    if args.think_ms > 0:
-                        time.sleep(rng.random() * args.think_ms / 1000.0)
-                phase = "commit"
-                conn.commit()
+                if t.ro:
+                    ph = ["op"]
+                    try:
+                        runner.read_only(plan, rng, ph)
+                    finally:
+                        phase = ph[0]
+                else:
+                    for p in plan:
+                        runner.run(p)
+                        if args.think_ms > 0:
+                            time.sleep(rng.random() * args.think_ms / 1000.0)
+                    phase = "commit"
+                    conn.commit()
                 t.status = "committed"
             except psycopg2.Error as e:
                 code = e.pgcode
@@ -655,6 +945,9 @@ def client_main(cid, args, shared, deadline, t0):
                 elif code in ABORT_CODES:
                     t.status = "aborted"
                     t.error = ("%s: " % phase) + str(e.pgerror or e).strip().split("\n")[0]
+                    detail = getattr(getattr(e, "diag", None), "message_detail", None)
+                    if detail:
+                        t.error += " (%s)" % detail
                 else:
                     t.status = "error"
                     t.error = ("%s: " % phase) + str(e.pgerror or e).strip()
@@ -852,6 +1145,9 @@ def describe_bad_result(op):
     if what == "join-partner":
         return "the self-join of key %d paired it with key %d, but the list it returned gives partner %d" \
             % (op[2], op[3], op[4])
+    if what == "ro-rows":
+        return ("read-only statement %d (%s) returned %d rows for %d keys (every key exists, once): "
+                "missing %s, unexpected %s, twice %s" % tuple(op[2:9]))
     return json.dumps(op)
 
 
@@ -916,6 +1212,12 @@ class Analysis(object):
         for t in txns:
             if t.status == "error":
                 self.add("errors", "T%d: %s %s" % (t.id, t.sqlstate or "", t.error), [t.id])
+        # read-only transactions never fail for a serialization reason
+        if not getattr(self.args, "ro_aborts_ok", False):
+            for t in txns:
+                if t.ro and t.status == "aborted" and t.sqlstate in ABORT_CODES:
+                    self.add("ro-abort", "read-only T%d (%s) failed with %s: %s"
+                             % (t.id, t.ro, t.sqlstate, t.error), [t.id])
 
         # who appended what
         writer = {}          # element -> txn id
@@ -993,6 +1295,7 @@ class Analysis(object):
         edges = collections.defaultdict(lambda: collections.defaultdict(set))
         ecount = collections.Counter()
         ekey = {}            # (a, b, type) -> key of the first such edge
+        self.ekey = ekey
 
         def edge(a, b, typ, key):
             if a == b or a not in committed or b not in committed:
@@ -1135,8 +1438,10 @@ class Analysis(object):
                 self.example_cycles[cls] = example
                 self.add(cls, "%d SCC(s) with a %s cycle; example %s" % (count, cls, txt),
                          [u for u, _, _ in example[2]])
-        # how many of the dependency cycles need a pick's bound
+        # how many of the dependency cycles need a pick's bound, and how
+        # many have a long read-only transaction in them
         self.pick_sccs = 0
+        self.sccs, self.ro_sccs = ro_scc_counts(nodes, edges, txns)
         if self.pick_edge_set and (self.cycle_counts["G1c"] or self.cycle_counts["G2"]):
             adj = {}
             for a, outs in edges.items():
@@ -1149,6 +1454,68 @@ class Analysis(object):
                     comp_of[u] = i
             self.pick_sccs = len(set(comp_of[a] for a, b in self.pick_edge_set
                                      if a in comp_of and comp_of.get(b) == comp_of[a]))
+
+
+def ro_scc_counts(nodes, edges, txns):
+    """(SCCs of the dependency graph, those with a read-only transaction)."""
+    ro = set(t.id for t in txns if getattr(t, "ro", None))
+    if not ro:
+        return 0, 0
+    adj = {}
+    for a, outs in edges.items():
+        lst = [b for b, types in outs.items() if types & {"ww", "wr", "rw"}]
+        if lst:
+            adj[a] = lst
+    sccs = tarjan_scc(nodes, adj)
+    return len(sccs), sum(1 for comp in sccs if ro.intersection(comp))
+
+
+def cycle_focus(example, u, ekey):
+    """The keys of the example cycle's edges into and out of u (what to show
+    of a long transaction)."""
+    keys = set()
+    for a, ty, b in example[2]:
+        if u in (a, b):
+            for x in ty.split("/"):
+                k = ekey.get((a, b, x))
+                if isinstance(k, tuple):
+                    k = k[1] if k and k[0] == "pick" else k[0]
+                if k is not None:
+                    keys.add(k)
+    return keys
+
+
+def settings_text(settings, args):
+    if settings is None:
+        return "fpsketch not loaded"
+    return "fpsketch.protocol=%s, fpsketch.timestamp_snapshots=%s; read-only aborts %s" % (
+        settings["protocol"], settings["timestamp_snapshots"],
+        "allowed" if args.ro_aborts_ok else "are a failure (check ro-abort)")
+
+
+def vacuum_main(args, shared, deadline):
+    """VACUUM the table every --vacuum-every seconds: versions a running
+    timestamp snapshot still reads must survive it."""
+    conn = None
+    try:
+        conn = connect(args, autocommit=True)
+        cur = conn.cursor()
+        while time.time() + args.vacuum_every < deadline:
+            time.sleep(args.vacuum_every)
+            try:
+                cur.execute("VACUUM %s" % args.table)
+                shared.count("vacuum")
+            except psycopg2.Error:
+                shared.count("vacuum_failed")
+                if conn.closed:
+                    conn = connect(args, autocommit=True)
+                    cur = conn.cursor()
+    except Exception:
+        with shared.lock:
+            shared.fatal.append((-1, traceback.format_exc()))
+    finally:
+        if conn is not None:
+            conn.close()
 
 
 # --------------------------------------------------------------------------
@@ -1168,7 +1535,13 @@ def main():
                          "(inserts, deletes, key moves, predicate reads; see predicate.py)")
     ap.add_argument("--table", default=None, help="table name (default la, or pr for predicate)")
     ap.add_argument("--clients", type=int, default=8)
-    ap.add_argument("--keys", type=int, default=8)
+    ap.add_argument("--keys", type=int, default=8,
+                    help="list-append: the working set of the ordinary ops (picks and self-joins stay in it)")
+    ap.add_argument("--cold-keys", type=int, default=504,
+                    help="list-append: further keys of the table (it holds --keys + --cold-keys rows), "
+                         "which the long read-only transactions read by the hundred")
+    ap.add_argument("--cold-frac", type=float, default=0.1,
+                    help="list-append: share of plain and savepoint ops on a cold key")
     ap.add_argument("--hot-keys", type=int, default=2)
     ap.add_argument("--hot-frac", type=float, default=0.8)
     ap.add_argument("--read-frac", type=float, default=0.5)
@@ -1194,6 +1567,29 @@ def main():
                          "index=50,default=20,seq=15,bitmap=15")
     ap.add_argument("--think-ms", type=float, default=0.5,
                     help="random pause of up to this many ms after each op (widens races)")
+    ap.add_argument("--ro-frac", type=float, default=0.05,
+                    help="share of the transactions that are long read-only ones (0: none)")
+    ap.add_argument("--ro-mix", default=RO_DEFAULT_MIX,
+                    help="how read-only transactions begin: begin (BEGIN READ ONLY), set (SET TRANSACTION "
+                         "READ ONLY), rr (REPEATABLE READ READ ONLY), default (default_transaction_read_only), "
+                         "auto (one autocommit SELECT); default %(default)s")
+    ap.add_argument("--ro-min-stmts", type=int, default=3)
+    ap.add_argument("--ro-max-stmts", type=int, default=6)
+    ap.add_argument("--ro-stmt-mix", default=None,
+                    help="read-only statements; list-append default %s (k = ANY(keys), a range of keys, "
+                         "the whole table), predicate default %s" % (LA_RO_DEFAULT_STMT_MIX,
+                                                                     "grp=30,rng=15,all=15,kgt=15,cnt=25"))
+    ap.add_argument("--ro-keys", type=int, default=160,
+                    help="list-append: most keys one read-only any/range statement reads (at least a quarter)")
+    ap.add_argument("--ro-scan-mix", default=RO_DEFAULT_SCAN_MIX,
+                    help="read-only transactions' scan modes (SET LOCAL), default %(default)s")
+    ap.add_argument("--ro-think-ms", type=float, default=20.0,
+                    help="random pause of up to this many ms between a read-only transaction's statements")
+    ap.add_argument("--ro-aborts-ok", action="store_true",
+                    help="do not fail on read-only transactions that abort (automatic when "
+                         "fpsketch.timestamp_snapshots is off and the protocol is not mvto)")
+    ap.add_argument("--vacuum-every", type=float, default=0.0,
+                    help="VACUUM the table every this many seconds during the run (0: never)")
     ap.add_argument("--seconds", type=float, default=20.0)
     ap.add_argument("--statement-timeout-ms", type=int, default=10000)
     ap.add_argument("--deadlock-timeout-ms", type=int, default=10,
@@ -1222,6 +1618,13 @@ def main():
         args.min_ops = 2
     if args.max_ops is None:
         args.max_ops = 5 if pred else 6
+    if args.ro_frac < 0 or args.ro_min_stmts < 1 or args.ro_max_stmts < args.ro_min_stmts:
+        ap.error("bad read-only transaction parameters")
+    try:
+        args.ro_mix_parsed = parse_mix(args.ro_mix, RO_VARIANTS)
+        args.ro_scan_mix_parsed = parse_mix(args.ro_scan_mix, list(SCAN_OFF))
+    except ValueError as e:
+        ap.error("bad --ro-mix/--ro-scan-mix: %s" % e)
     if pred:
         if args.clients < 1 or args.min_ops < 1 or args.max_ops < args.min_ops:
             ap.error("bad workload parameters")
@@ -1230,37 +1633,52 @@ def main():
         import predicate
         args.mix = args.mix or predicate.DEFAULT_MIX
         args.scan_mix = args.scan_mix or predicate.DEFAULT_SCAN_MIX
+        args.ro_stmt_mix = args.ro_stmt_mix or getattr(predicate, "RO_DEFAULT_STMT_MIX", None)
         return predicate.main(args)
-    if args.keys < 1 or args.clients < 1 or args.min_ops < 1 or args.max_ops < args.min_ops:
+    if args.keys < 1 or args.clients < 1 or args.min_ops < 1 or args.max_ops < args.min_ops \
+            or args.cold_keys < 0:
         ap.error("bad workload parameters")
+    args.nrows = args.keys + args.cold_keys
     args.mix = args.mix or LA_DEFAULT_MIX
+    args.ro_stmt_mix = args.ro_stmt_mix or LA_RO_DEFAULT_STMT_MIX
     try:
         args.mix_parsed = parse_mix(args.mix, LA_OP_KINDS)
+        args.ro_stmt_mix_parsed = parse_mix(args.ro_stmt_mix, LA_RO_STMT_KINDS)
     except ValueError as e:
-        ap.error("bad --mix: %s" % e)
+        ap.error("bad --mix/--ro-stmt-mix: %s" % e)
 
     tag = "heap RC control" if args.expect_anomaly else args.am
-    print("checker[%s]: am=%s clients=%d keys=%d hot=%d@%.2f reads=%.2f ops=%d-%d mix=%s think=%.1fms "
+    print("checker[%s]: am=%s clients=%d keys=%d+%d cold@%.2f hot=%d@%.2f reads=%.2f ops=%d-%d mix=%s think=%.1fms "
           "seconds=%g seed=%d"
-          % (tag, args.am, args.clients, args.keys, args.hot_keys, args.hot_frac, args.read_frac,
-             args.min_ops, args.max_ops, args.mix, args.think_ms, args.seconds, args.seed))
+          % (tag, args.am, args.clients, args.keys, args.cold_keys, args.cold_frac, args.hot_keys, args.hot_frac,
+             args.read_frac, args.min_ops, args.max_ops, args.mix, args.think_ms, args.seconds, args.seed))
+    print("checker[%s]: read-only transactions %.2f of all: start %s, %d-%d statements of %s, up to %d keys "
+          "each, scans %s, think up to %gms%s"
+          % (tag, args.ro_frac, args.ro_mix, args.ro_min_stmts, args.ro_max_stmts, args.ro_stmt_mix,
+             args.ro_keys, args.ro_scan_mix, args.ro_think_ms,
+             "; VACUUM every %gs" % args.vacuum_every if args.vacuum_every > 0 else ""))
     sys.stdout.flush()
 
     try:
         server = setup_table(args)
-    except SetupError as e:
+        settings = server_settings(args)
+    except (SetupError, psycopg2.Error) as e:
         print("checker[%s]: SETUP ERROR: %s" % (tag, e))
         print("checker: 0 passed, 1 failed")
         return 2
-    print("checker[%s]: server %s" % (tag, server.split(",")[0]))
+    args.ro_aborts_ok = ro_aborts_allowed(args, settings)
+    print("checker[%s]: server %s; %s" % (tag, server.split(",")[0], settings_text(settings, args)))
 
+    stats0 = fps_stats(args)
     shared = Shared()
-    shared.chains = Chains(range(args.keys))
+    shared.chains = Chains(range(args.nrows))
     shared.sql = la_sql(args.table, args.keys)
     t0 = time.time()
     deadline = t0 + args.seconds
     threads = [threading.Thread(target=client_main, args=(c, args, shared, deadline, t0), daemon=True)
                for c in range(args.clients)]
+    if args.vacuum_every > 0:
+        threads.append(threading.Thread(target=vacuum_main, args=(args, shared, deadline), daemon=True))
     for th in threads:
         th.start()
     hung = False
@@ -1269,6 +1687,7 @@ def main():
         if th.is_alive():
             hung = True
     elapsed = time.time() - t0
+    stats1 = fps_stats(args)
 
     if shared.fatal:
         for cid, tb in shared.fatal:
@@ -1317,9 +1736,17 @@ def main():
           "self-joins %d"
           % (tag, c["sp_client"] + c["sp_function"] + c["sp_do"], c["sp_client"], c["sp_function"],
              c["sp_do"], c["sp_rolled_back_appends"], c["sp_caught"], c["pick"], an.npicks, c["join"]))
-    print("checker[%s]: cycles G0 %d, G1c %d, G2 %d%s (SCCs; %d through a pick's bound)"
+    for line in ro_summary(txns, an.committed):
+        print("checker[%s]: %s" % (tag, line))
+    diff = stats_diff(stats0, stats1, lambda k: k in TS_STATS)
+    if diff is not None:
+        print("checker[%s]: fpsketch_stats during the run: %s; VACUUMs %d"
+              % (tag, ", ".join("%s %d" % kv for kv in diff) or "-", shared.counts["vacuum"]))
+    print("checker[%s]: cycles G0 %d, G1c %d, G2 %d%s (SCCs; %d through a pick's bound; %d of %d SCCs "
+          "with a read-only transaction)"
           % (tag, an.cycle_counts["G0"], an.cycle_counts["G1c"], an.cycle_counts["G2"],
-             ", session %d" % an.cycle_counts[SESSION_CLASS] if an.session else "", an.pick_sccs))
+             ", session %d" % an.cycle_counts[SESSION_CLASS] if an.session else "", an.pick_sccs,
+             an.ro_sccs, an.sccs))
 
     failed_classes = [c for c in an.classes if an.findings[c]]
     byid_all = {t.id: t for t in txns}
@@ -1328,19 +1755,19 @@ def main():
         if not f:
             print("  %-19s none" % c)
             continue
-        print("  %-19s %s (%d finding%s)" % (c, "FOUND" if c != "errors" else "ERRORS",
+        print("  %-19s %s (%d finding%s)" % (c, "FOUND" if c not in NON_ANOMALY_CLASSES else "FAILED",
                                               len(f), "" if len(f) == 1 else "s"))
         for msg in f[:args.max_report]:
             print("      " + msg)
         if c in an.example_cycles:
             for u, _, _ in an.example_cycles[c][2]:
-                print("        " + byid_all[u].describe(an.final))
+                print("        " + byid_all[u].describe(an.final, cycle_focus(an.example_cycles[c], u, an.ekey)))
         if len(f) > args.max_report:
             print("      ... %d more" % (len(f) - args.max_report))
 
     if failed_classes and an.involved and not args.expect_anomaly:
         byid = {t.id: t for t in txns}
-        print("checker[%s]: transactions involved (up to 20):" % tag)
+        print("checker[%s]: transactions involved (up to 20; long ones cut short):" % tag)
         for tid in sorted(an.involved)[:20]:
             if tid in byid:
                 print("    " + byid[tid].describe(an.chain_lists))
@@ -1349,16 +1776,16 @@ def main():
         with open(args.history, "w") as fh:
             for t in txns:
                 fh.write(json.dumps(t.to_json()) + "\n")
-    anomaly_classes = [c for c in an.classes if c != "errors"]
+    anomaly_classes = [c for c in an.classes if c not in NON_ANOMALY_CLASSES]
     if args.save_on_failure and any(an.findings[c] for c in anomaly_classes) and not args.expect_anomaly \
-            or args.save_on_failure and an.findings["errors"]:
+            or args.save_on_failure and any(an.findings[c] for c in NON_ANOMALY_CLASSES):
         os.makedirs(args.save_on_failure, exist_ok=True)
         base = os.path.join(args.save_on_failure, "la-%s-seed%d" % (args.am, args.seed))
         with open(base + ".history.jsonl", "w") as fh:
             for t in txns:
                 fh.write(json.dumps(t.to_json()) + "\n")
         with open(base + ".findings.json", "w") as fh:
-            json.dump({"args": vars(args), "final": {str(k): v for k, v in final.items()},
+            json.dump({"args": {k: v for k, v in vars(args).items() if not k.endswith("_parsed")}, "final": {str(k): v for k, v in final.items()},
                        "chains": {str(k): v for k, v in an.chain_lists.items()},
                        "findings": an.findings,
                        "involved": [byid[t].to_json() for t in sorted(an.involved) if t in byid]
@@ -1369,6 +1796,7 @@ def main():
         detected = [c for c in anomaly_classes if an.findings[c]]
         checks = [("anomaly detected (%s)" % (", ".join(detected) or "none"), bool(detected)),
                   ("no unexpected errors", not an.findings["errors"]),
+                  ("no read-only transaction aborted", not an.findings["ro-abort"]),
                   ("transactions committed", ncommitted > 0)]
         npass = sum(1 for _, ok in checks if ok)
         for name, ok in checks:
@@ -1379,6 +1807,9 @@ def main():
     checks_failed = len(failed_classes)
     if ncommitted == 0:
         print("checker[%s]: no transaction committed: nothing was checked" % tag)
+        checks_failed += 1
+    if args.ro_frac > 0 and not any(t.ro and t.id in an.committed for t in txns):
+        print("checker[%s]: no read-only transaction committed: timestamp snapshots were not checked" % tag)
         checks_failed += 1
     print("checker: %d passed, %d failed" % (len(an.classes) - len(failed_classes), checks_failed))
     return 1 if checks_failed else 0

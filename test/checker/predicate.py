@@ -70,7 +70,28 @@ with a wr), G2 (with an rw edge; G-single when exactly one).  Other classes:
                  or a row nobody inserted; two committed deletes of a slot
     lost-write   a committed insert missing from the final table without a
                  committed delete, or a committed delete still present
+    count-mismatch
+                 a read-only transaction counted a group's rows (cnt) and
+                 read that group's rows in another statement, and the two
+                 disagree: it saw two states
+    ro-abort     a read-only transaction failed with 40001/40P01
     errors       any SQL error but 40001/40P01, a wrong row count
+
+Long read-only transactions (--ro-frac, la_checker.run_read_only): several
+statements, each a predicate read of the table or a count, with pauses:
+
+    grp   SELECT g, k FROM pr WHERE g = $g
+    rng   SELECT g, k FROM pr WHERE g BETWEEN $a AND $b
+    all   SELECT g, k FROM pr                              (every group)
+    kgt   SELECT g, k FROM pr WHERE k > $x
+    cnt   SELECT g, count(*) FROM pr WHERE g BETWEEN $a AND $b GROUP BY g,
+          or SELECT count(*) FROM pr (a third of them; an index-only scan
+          when the scan mode forbids sequential scans)
+
+Their row reads are ordinary observations (with the statement's index as an
+eighth field); a count is recorded as ["c", glo, ghi, {g: n} or None, total]
+and checked against every row read of the same transaction that covers its
+groups completely (a transaction with a count always has an `all` read).
 """
 
 import bisect
@@ -87,7 +108,11 @@ import psycopg2
 
 import la_checker as lc
 
-CLASSES = ["G0", "G1a", "G1c", "G2", "internal", "incompatible", "lost-write", "errors"]
+CLASSES = ["G0", "G1a", "G1c", "G2", "internal", "incompatible", "lost-write", "count-mismatch",
+           "ro-abort", "errors"]
+NON_ANOMALY_CLASSES = lc.NON_ANOMALY_CLASSES
+RO_STMT_KINDS = ["grp", "rng", "all", "kgt", "cnt"]
+RO_DEFAULT_STMT_MIX = "grp=30,rng=15,all=15,kgt=15,cnt=25"
 
 OP_KINDS = ["grp", "cti", "ins", "del", "mov", "rng", "kgt", "pt"]
 DEFAULT_MIX = "grp=24,cti=20,ins=12,del=12,mov=6,rng=10,kgt=8,pt=8"
@@ -113,9 +138,15 @@ weighted = lc.weighted
 # ops:  ["i", g, k]            insert slot (g,k)
 #       ["d", g, k]            delete slot (g,k)
 #       ["m", g1, g2, k]       move: delete (g1,k), insert (g2,k)
-#       ["r", kind, glo, ghi, kmin, kexact, rows]
+#       ["r", kind, glo, ghi, kmin, kexact, rows(, "s<i>", [t0, t1])]
 #                              read of g in [glo,ghi] (and k > kmin, k = kexact
-#                              when not None); rows = sorted [[g,k],...]
+#                              when not None); rows = sorted [[g,k],...];
+#                              "s<i>": statement i of a read-only transaction,
+#                              which ran from t0 to t1 (run-relative seconds)
+#       ["c", glo, ghi, counts, total]
+#                              read-only count of the rows of groups glo..ghi:
+#                              counts = [[g, n], ...] (groups without rows left
+#                              out) or None (only the total asked for)
 
 def matches(op, g, k):
     return (op[2] <= g <= op[3] and (op[4] is None or k > op[4])
@@ -167,22 +198,36 @@ def fmt_slot(s):
     return "g%d/k%d" % s
 
 
-def describe(t):
+def describe(t, limit=24):
     parts = []
-    for op in t.ops:
-        if op[0] == "i":
+    for op in t.ops[:limit]:
+        if op[0] == "c":
+            parts.append("%s-cnt[g%d..%d]=%s" % (
+                op[5] if len(op) > 5 else "?", op[1], op[2],
+                "{%s}" % ",".join("%d:%d" % (g, n) for g, n in op[3]) if op[3] is not None
+                else "total %d" % op[4]))
+        elif op[0] == "i":
             parts.append("i(%d,%d)" % (op[1], op[2]))
         elif op[0] == "d":
             parts.append("d(%d,%d)" % (op[1], op[2]))
         elif op[0] == "m":
             parts.append("m(%d->%d,%d)" % (op[1], op[2], op[3]))
         else:
-            parts.append("%s[%s]=%s" % (op[1], fmt_pred(op), fmt_rows(op)))
+            parts.append("%s%s[%s]=%s" % (op[7] + "-" if len(op) > 7 else "", op[1], fmt_pred(op),
+                                          fmt_rows(op)))
+    if len(t.ops) > limit:
+        parts.append("(+%d ops)" % (len(t.ops) - limit))
     st = t.status
     if t.sqlstate:
         st += " " + t.sqlstate
+    if getattr(t, "ro", None):
+        info = t.ro_info or {}
+        st += ", read-only %s, %s statements, %s rows" % (t.ro, info.get("stmts", "?"), info.get("rows", "?"))
+        scan = info.get("scan", "?")
+    else:
+        scan = getattr(t, "scan", "?") or "?"
     return "T%d [client %d, %s, %s scan, %.4f..%.4f] %s" % (
-        t.id, t.client, st, getattr(t, "scan", "?") or "?", t.t_start or 0, t.t_end or 0,
+        t.id, t.client, st, scan, t.t_start or 0, t.t_end or 0,
         " ".join(parts))
 
 
@@ -248,21 +293,7 @@ def read_final(args):
     return final
 
 
-def fps_stats(args):
-    """fpsketch_stats as a dict, or None (heap, or no permission)."""
-    if args.am != "fpsketch":
-        return None
-    try:
-        conn = lc.connect(args, autocommit=True)
-        try:
-            cur = conn.cursor()
-            cur.execute("SELECT * FROM fpsketch_stats")
-            row = cur.fetchone()
-            return dict(zip([d[0] for d in cur.description], row))
-        finally:
-            conn.close()
-    except psycopg2.Error:
-        return None
+fps_stats = lc.fps_stats
 
 
 # --------------------------------------------------------------------------
@@ -280,7 +311,11 @@ class Shared(object):
         self.visited = {}        # k -> groups its slots were ever attempted in
         self.recent = collections.deque(maxlen=48)           # recently allocated slots
         self.sp_reads = 0        # reads inside a rolled-back savepoint
-        self.missed_claims = 0   # MVTO: claimed rows absent at the reader's timestamp
+        self.counts = collections.Counter()
+
+    def count(self, what):
+        with self.lock:
+            self.counts[what] += 1
 
     def new_txn(self, client):
         with self.lock:
@@ -348,25 +383,82 @@ class Shared(object):
             return self.next_k
 
 
-def reads_at_own_timestamp(conn):
-    """Does the server read fpsketch tables at each transaction's own
-    timestamp (fpsketch.protocol = mvto)?  Then a row whose insert a client
-    has seen commit may still be absent for a transaction that is older than
-    its inserter."""
-    old = conn.autocommit
-    conn.autocommit = True
-    cur = conn.cursor()
-    cur.execute("SELECT current_setting('fpsketch.protocol', true)")
-    protocol = cur.fetchone()[0]
-    cur.close()
-    conn.autocommit = old
-    return protocol == "mvto"
-
-
 def pick_group(rng, args):
     if rng.random() < args.hot_group_frac:
         return 0
     return rng.randrange(args.groups)
+
+
+def plan_ro(rng, args, variant):
+    """A long read-only transaction: (scan mode, statements), see the
+    docstring.  One statement (never a count) for "auto"; a transaction
+    with a count also reads every group (`all`), to check the count on."""
+    n = 1 if variant == "auto" else rng.randint(args.ro_min_stmts, args.ro_max_stmts)
+    last = args.groups - 1
+    stmts = []
+    for _ in range(n):
+        kind = weighted(rng, args.ro_stmt_mix_parsed)
+        if variant == "auto" and kind == "cnt":
+            kind = "all"
+        g = pick_group(rng, args)
+        span = rng.randint(1, max(1, last))
+        lo = max(0, min(g, last - span))
+        if kind == "grp":
+            stmts.append(("grp", g, g))
+        elif kind == "rng":
+            stmts.append(("rng", lo, lo + span))
+        elif kind == "all":
+            stmts.append(("all", 0, last))
+        elif kind == "kgt":
+            stmts.append(("kgt", 0, last))
+        elif rng.random() < 1.0 / 3:
+            stmts.append(("cnt", 0, last, True))
+        else:
+            stmts.append(("cnt", lo, lo + span, False))
+    if any(st[0] == "cnt" for st in stmts) and not any(st[0] == "all" for st in stmts):
+        stmts.insert(rng.randint(0, len(stmts)), ("all", 0, last))
+    return weighted(rng, args.ro_scan_mix_parsed), stmts
+
+
+def run_ro(conn, t, plan, rng, args, shared, phase):
+    """Run the read-only transaction plan (plan_ro) and record its reads."""
+    tbl = args.table
+    scan, stmts = plan
+    t.ro_info = {"scan": scan, "stmts": 0, "rows": 0}
+
+    def run_stmt(cur, i, st):
+        kind, glo, ghi = st[:3]
+        where = "s%d" % i
+        ts = time.time() - shared.t0
+        if kind == "cnt":
+            if st[3]:
+                cur.execute("SELECT count(*) FROM %s" % tbl)
+                total = cur.fetchone()[0]
+                op = ["c", glo, ghi, None, total, where]
+            else:
+                cur.execute("SELECT g, count(*) FROM %s WHERE g BETWEEN %%s AND %%s GROUP BY g" % tbl, (glo, ghi))
+                counts = sorted([g, n] for g, n in cur.fetchall())
+                total = sum(n for _, n in counts)
+                op = ["c", glo, ghi, counts, total, where]
+            t.ro_info["rows"] += total
+        else:
+            kmin = None
+            if kind == "grp":
+                cur.execute("SELECT g, k FROM %s WHERE g = %%s" % tbl, (glo,))
+            elif kind == "kgt":
+                kmin = shared.k_high() - rng.randint(1, 6 * args.target)
+                cur.execute("SELECT g, k FROM %s WHERE k > %%s" % tbl, (kmin,))
+            elif kind == "all":
+                cur.execute("SELECT g, k FROM %s" % tbl)
+            else:
+                cur.execute("SELECT g, k FROM %s WHERE g BETWEEN %%s AND %%s" % tbl, (glo, ghi))
+            rows = sorted([g, k] for g, k in cur.fetchall())
+            op = ["r", kind, glo, ghi, kmin, None, rows, where, [ts, time.time() - shared.t0]]
+            t.ro_info["rows"] += len(rows)
+        t.ro_info["stmts"] += 1
+        t.ops.append(op)
+
+    lc.run_read_only(conn, t.ro, scan, stmts, run_stmt, args.ro_think_ms / 1000.0, rng, phase)
 
 
 def client_main(cid, args, shared, deadline, t0):
@@ -374,15 +466,17 @@ def client_main(cid, args, shared, deadline, t0):
     conn = None
     tbl = args.table
     groups = list(range(args.groups))
-    mvto = False
     try:
         while time.time() < deadline:
             if conn is None or conn.closed:
                 conn = lc.connect(args)
                 lc.session_setup(conn, args)
-                mvto = args.am == "fpsketch" and reads_at_own_timestamp(conn)
             cur = conn.cursor()
             t = shared.new_txn(cid)
+            ro_plan = None
+            if args.ro_frac > 0 and rng.random() < args.ro_frac:
+                t.ro = weighted(rng, args.ro_mix_parsed)
+                ro_plan = plan_ro(rng, args, t.ro)
             t.scan = weighted(rng, args.scan_mix_parsed)
             nops = rng.randint(args.min_ops, args.max_ops)
             claimed = []     # slots taken from the live pool
@@ -423,19 +517,6 @@ def client_main(cid, args, shared, deadline, t0):
                 cur.execute("INSERT INTO %s (g, k, v) VALUES (%%s, %%s, %%s)" % tbl, (g, k, t.id))
                 added.append((g, k))
 
-            def missed_claim(g, k):
-                # MVTO: the claimed row's inserter took its timestamp after
-                # ours (it committed before we claimed the row, but is
-                # serialized after us), so at our timestamp the slot is
-                # still absent and the statement changed nothing.  That is
-                # an observation of the absent version, as a pt read that
-                # found nothing (T -rw-> inserter); the claim goes back.
-                t.ops[-1] = ["r", "pt", g, g, None, k, []]
-                claimed.remove((g, k))
-                shared.settle(False, [(g, k)], [])
-                with shared.lock:
-                    shared.missed_claims += 1
-
             def delete(g):
                 c = shared.claim(g, rng)
                 if c is None:
@@ -444,12 +525,22 @@ def client_main(cid, args, shared, deadline, t0):
                 claimed.append((g, k))
                 t.ops.append(["d", g, k])
                 cur.execute("DELETE FROM %s WHERE g = %%s AND k = %%s" % tbl, (g, k))
-                if cur.rowcount == 0 and mvto:
-                    missed_claim(g, k)
-                    return True
-                if cur.rowcount != 1:
+                if cur.rowcount == 0:
+                    found_none(g, k)
+                elif cur.rowcount != 1:
                     raise RuntimeError("delete of (%d,%d) deleted %d rows" % (g, k, cur.rowcount))
                 return True
+
+            def found_none(g, k):
+                """The DELETE or move of a claimed row found no row: its
+                scan saw the slot absent.  The claim ensures the insert
+                committed before, in real time, but a transaction may be
+                ordered before it (MVTO: a timestamp from before the insert
+                committed).  A read of an absent row, for the analysis."""
+                t.ops[-1] = ["r", "pt", g, g, None, k, []]
+                claimed.remove((g, k))
+                shared.settle(False, [(g, k)], [])
+                shared.count("write_found_none")
 
             def move(g):
                 c = shared.claim(g, rng, groups)
@@ -459,8 +550,8 @@ def client_main(cid, args, shared, deadline, t0):
                 claimed.append((g, k))
                 t.ops.append(["m", g, g2, k])
                 cur.execute("UPDATE %s SET g = %%s WHERE g = %%s AND k = %%s" % tbl, (g2, g, k))
-                if cur.rowcount == 0 and mvto:
-                    missed_claim(g, k)
+                if cur.rowcount == 0:
+                    found_none(g, k)
                     return True
                 if cur.rowcount != 1:
                     raise RuntimeError("move of (%d,%d) to group %d updated %d rows"
@@ -469,51 +560,58 @@ def client_main(cid, args, shared, deadline, t0):
                 return True
 
             try:
-                setting = SCAN_MODES[t.scan]
-                if setting:
-                    cur.execute(setting)
-                for _ in range(nops):
-                    kind = weighted(rng, args.mix_parsed)
-                    g = pick_group(rng, args)
-                    if kind == "grp":
-                        kmin = None
-                        if rng.random() < 0.25:
-                            kmin = shared.k_high() - rng.randint(1, 4 * args.target)
-                        read("grp", g, g, kmin)
-                    elif kind == "cti":
-                        rows = read("grp", g, g)
-                        if len(rows) < rng.randint(args.target // 2, 2 * args.target):
-                            insert(g)
-                    elif kind == "ins":
-                        n = shared.live_count(g)
-                        if n < 2 * args.target or not delete(g):
-                            insert(g)
-                    elif kind in ("del", "mov"):
-                        n = shared.live_count(g)
-                        done = False
-                        if n > args.target // 2:
-                            done = move(g) if kind == "mov" else delete(g)
-                        if not done:
-                            if shared.live_total() < args.groups * args.target:
+                if ro_plan is not None:
+                    ph = ["op"]
+                    try:
+                        run_ro(conn, t, ro_plan, rng, args, shared, ph)
+                    finally:
+                        phase = ph[0]
+                else:
+                    setting = SCAN_MODES[t.scan]
+                    if setting:
+                        cur.execute(setting)
+                    for _ in range(nops):
+                        kind = weighted(rng, args.mix_parsed)
+                        g = pick_group(rng, args)
+                        if kind == "grp":
+                            kmin = None
+                            if rng.random() < 0.25:
+                                kmin = shared.k_high() - rng.randint(1, 4 * args.target)
+                            read("grp", g, g, kmin)
+                        elif kind == "cti":
+                            rows = read("grp", g, g)
+                            if len(rows) < rng.randint(args.target // 2, 2 * args.target):
                                 insert(g)
-                            else:
-                                read("grp", g, g)   # keep the table small
-                    elif kind == "rng":
-                        span = rng.randint(1, max(1, args.groups - 1))
-                        lo = max(0, min(g, args.groups - 1 - span))
-                        read("rng", lo, lo + span)
-                    elif kind == "kgt":
-                        read("kgt", 0, args.groups - 1,
-                             shared.k_high() - rng.randint(1, 6 * args.target))
-                    elif kind == "pt":
-                        s = shared.recent_slot(rng)
-                        if s is None or rng.random() < 0.1:
-                            s = (g, shared.k_high() + rng.randint(0, 3))   # maybe inserted soon
-                        read("pt", s[0], s[0], None, s[1])
-                    if args.think_ms > 0:
-                        time.sleep(rng.random() * args.think_ms / 1000.0)
-                phase = "commit"
-                conn.commit()
+                        elif kind == "ins":
+                            n = shared.live_count(g)
+                            if n < 2 * args.target or not delete(g):
+                                insert(g)
+                        elif kind in ("del", "mov"):
+                            n = shared.live_count(g)
+                            done = False
+                            if n > args.target // 2:
+                                done = move(g) if kind == "mov" else delete(g)
+                            if not done:
+                                if shared.live_total() < args.groups * args.target:
+                                    insert(g)
+                                else:
+                                    read("grp", g, g)   # keep the table small
+                        elif kind == "rng":
+                            span = rng.randint(1, max(1, args.groups - 1))
+                            lo = max(0, min(g, args.groups - 1 - span))
+                            read("rng", lo, lo + span)
+                        elif kind == "kgt":
+                            read("kgt", 0, args.groups - 1,
+                                 shared.k_high() - rng.randint(1, 6 * args.target))
+                        elif kind == "pt":
+                            s = shared.recent_slot(rng)
+                            if s is None or rng.random() < 0.1:
+                                s = (g, shared.k_high() + rng.randint(0, 3))   # maybe inserted soon
+                            read("pt", s[0], s[0], None, s[1])
+                        if args.think_ms > 0:
+                            time.sleep(rng.random() * args.think_ms / 1000.0)
+                    phase = "commit"
+                    conn.commit()
                 t.status = "committed"
             except psycopg2.Error as e:
                 code = e.pgcode
@@ -587,10 +685,47 @@ class Analysis(object):
         self.infer_exhausted = False
         self.ecount = collections.Counter()
         self.committed = set()
+        self.ncounts = 0
+        self.sccs = self.ro_sccs = 0
 
     def add(self, cls, msg, tids=()):
         self.findings[cls].append(msg)
         self.involved.update(tids)
+
+    def check_counts(self, txns, committed):
+        """A count of a transaction that writes nothing against its row reads
+        that cover the counted groups: one state, one number."""
+        self.ncounts = 0
+        for t in txns:
+            if t.id not in committed:
+                continue
+            cnts = [op for op in t.ops if op[0] == "c"]
+            if not cnts or any(op[0] in ("i", "d", "m") for op in t.ops):
+                continue
+            reads = [op for op in t.ops if op[0] == "r" and op[4] is None and op[5] is None
+                     and op[6] is not None]
+            for c in cnts:
+                self.ncounts += 1
+                glo, ghi, counts, total = c[1:5]
+                for r in reads:
+                    if not (r[2] <= glo and ghi <= r[3]):
+                        continue
+                    per = collections.Counter(g for g, _ in r[6] if glo <= g <= ghi)
+                    if counts is None:
+                        ok = total == sum(per.values())
+                        got = "total %d" % total
+                        saw = "%d rows" % sum(per.values())
+                    else:
+                        cd = dict((g, n) for g, n in counts)
+                        ok = all(cd.get(g, 0) == per.get(g, 0) for g in range(glo, ghi + 1))
+                        got = "{%s}" % ",".join("%d:%d" % (g, cd.get(g, 0)) for g in range(glo, ghi + 1))
+                        saw = "{%s}" % ",".join("%d:%d" % (g, per.get(g, 0)) for g in range(glo, ghi + 1))
+                    if not ok:
+                        self.add("count-mismatch",
+                                 "committed read-only T%d counted groups %d..%d = %s (statement %s) but read "
+                                 "[%s] = %s (statement %s)"
+                                 % (t.id, glo, ghi, got, c[5][1:] if len(c) > 5 else "?", fmt_pred(r), saw,
+                                    r[7][1:] if len(r) > 7 else "?"), [t.id])
 
     def run(self):
         txns = self.txns
@@ -600,6 +735,12 @@ class Analysis(object):
         for t in txns:
             if t.status == "error":
                 self.add("errors", "T%d: %s %s" % (t.id, t.sqlstate or "", t.error), [t.id])
+        # read-only transactions never fail for a serialization reason
+        if not getattr(self.args, "ro_aborts_ok", False):
+            for t in txns:
+                if getattr(t, "ro", None) and t.status == "aborted" and t.sqlstate in lc.ABORT_CODES:
+                    self.add("ro-abort", "read-only T%d (%s) failed with %s: %s"
+                             % (t.id, t.ro, t.sqlstate, t.error), [t.id])
 
         # who wrote which slot
         ins_by = {}                                  # slot -> txn id (attempt)
@@ -787,13 +928,15 @@ class Analysis(object):
                 # Those deleted around the time T ran are kept for inference.
                 if window is None:
                     continue
+                # a long read-only transaction's statement: when it ran
+                span = op[8] if len(op) > 8 else (t.t_start, t.t_end)
                 for g in range(op[2], op[3] + 1):
                     times = del_t_by_g.get(g)
                     if not times:
                         continue
                     lst = del_by_g[g]
-                    lo = bisect.bisect_left(times, t.t_start - window)
-                    hi = bisect.bisect_right(times, t.t_end + window)
+                    lo = bisect.bisect_left(times, span[0] - window)
+                    hi = bisect.bisect_right(times, span[1] + window)
                     for j in range(lo, hi):
                         s = lst[j][1]
                         if s in seen or s in own_ins or s in own_del or not matches(op, *s):
@@ -804,6 +947,7 @@ class Analysis(object):
                             continue
                         ambiguous[t.id].add((s, i, d))
         self.nambiguous = sum(len(v) for v in ambiguous.values())
+        self.check_counts(txns, committed)
 
         # Inference for the ambiguous absences: if the certain edges already
         # put I before T, T cannot have read the absent version before I, so
@@ -840,17 +984,25 @@ class Analysis(object):
                            for tid, obs in ambiguous.items() for s, i, d in obs),
                           key=lambda x: x[0])
             inferred = []
+            def path1(a, b):
+                """a -> b in the certain edges."""
+                outs = edges.get(a)
+                return bool(outs) and b in outs
+
             for _, tid, s, i, d in work:
                 if budget[0] <= 0:
                     self.infer_exhausted = True
                     break
-                if path2(d, tid):
+                # a long read-only transaction has hundreds of edges in and
+                # out: one step only there, or its paths eat the budget
+                path = path1 if byid[tid].ro else path2
+                if path(d, tid):
                     continue            # D before T already: nothing new
-                if path2(i, tid):
+                if path(i, tid):
                     inferred.append((d, tid, "wr", s))
-                elif path2(tid, i):
+                elif path(tid, i):
                     continue            # T before I already: nothing new
-                elif path2(tid, d):
+                elif path(tid, d):
                     inferred.append((tid, i, "rw", s))
             for a, b, typ, s in inferred:
                 if typ not in edges[a][b]:
@@ -866,6 +1018,7 @@ class Analysis(object):
                 self.example_cycles[cls] = example
                 self.add(cls, "%d SCC(s) with a %s cycle; example %s" % (count, cls, txt),
                          [u for u, _, _ in example[2]])
+        self.sccs, self.ro_sccs = lc.ro_scc_counts(nodes, edges, txns)
 
 
 # --------------------------------------------------------------------------
@@ -876,6 +1029,7 @@ def main(args):
     try:
         args.mix_parsed = parse_mix(args.mix, OP_KINDS)
         args.scan_mix_parsed = parse_mix(args.scan_mix, list(SCAN_MODES))
+        args.ro_stmt_mix_parsed = parse_mix(args.ro_stmt_mix, RO_STMT_KINDS)
     except ValueError as e:
         print("checker: bad --mix/--scan-mix: %s" % e)
         print("checker: 0 passed, 1 failed")
@@ -890,22 +1044,32 @@ def main(args):
           % (tag, args.am, args.clients, args.groups, args.hot_group_frac, args.target,
              args.min_ops, args.max_ops, args.mix, args.scan_mix, args.sp_frac, args.think_ms,
              args.seconds, args.seed))
+    print("checker[%s]: read-only transactions %.2f of all: start %s, %d-%d statements of %s, scans %s, "
+          "think up to %gms%s"
+          % (tag, args.ro_frac, args.ro_mix, args.ro_min_stmts, args.ro_max_stmts, args.ro_stmt_mix,
+             args.ro_scan_mix, args.ro_think_ms,
+             "; VACUUM every %gs" % args.vacuum_every if args.vacuum_every > 0 else ""))
     sys.stdout.flush()
 
     try:
         server = setup_table(args)
-    except lc.SetupError as e:
+        settings = lc.server_settings(args)
+    except (lc.SetupError, psycopg2.Error) as e:
         print("checker[%s]: SETUP ERROR: %s" % (tag, e))
         print("checker: 0 passed, 1 failed")
         return 2
-    print("checker[%s]: server %s" % (tag, server.split(",")[0]))
+    args.ro_aborts_ok = lc.ro_aborts_allowed(args, settings)
+    print("checker[%s]: server %s; %s" % (tag, server.split(",")[0], lc.settings_text(settings, args)))
 
     stats0 = fps_stats(args)
     shared = Shared(args)
     t0 = time.time()
+    shared.t0 = t0
     deadline = t0 + args.seconds
     threads = [threading.Thread(target=client_main, args=(c, args, shared, deadline, t0), daemon=True)
                for c in range(args.clients)]
+    if args.vacuum_every > 0:
+        threads.append(threading.Thread(target=lc.vacuum_main, args=(args, shared, deadline), daemon=True))
     for th in threads:
         th.start()
     hung = False
@@ -955,7 +1119,8 @@ def main(args):
              ncommitted / max(elapsed, 1e-9)))
     if stats0 and stats1:
         diff = [(k, stats1[k] - stats0[k]) for k in stats1
-                if (k.startswith("aborts_") or k.startswith("phantom_") or k in ("escalations", "snapshot_refreshes"))
+                if (k.startswith("aborts_") or k.startswith("phantom_") or k in lc.TS_STATS
+                    or k == "snapshot_refreshes")
                 and isinstance(stats1[k], int) and stats1[k] - stats0[k]]
         print("checker[%s]: fpsketch_stats during the run: %s"
               % (tag, ", ".join("%s %d" % kv for kv in diff) or "-"))
@@ -963,11 +1128,18 @@ def main(args):
           "committed inserts %d, deletes %d, "
           "moves %d; final rows %d; edges ww %d, wr %d, rw %d; ambiguous absences %d (near their delete), %d edges inferred from them%s"
           % (tag, ncommitted, dict(sorted(an.nreads.items())), shared.sp_reads, nw["i"], nw["d"], nw["m"], len(final),
-             an.ecount["ww"], an.ecount["wr"], an.ecount["rw"], an.nambiguous, an.ninferred,
-             "; claimed rows absent at the transaction's timestamp (mvto, read as pt) %d" % shared.missed_claims
-             if shared.missed_claims else ""))
-    print("checker[%s]: cycles G0 %d, G1c %d, G2 %d (SCCs); analysis %.1f s%s"
-          % (tag, an.cycle_counts["G0"], an.cycle_counts["G1c"], an.cycle_counts["G2"], time.time() - ta,
+             an.ecount["ww"], an.ecount["wr"], an.ecount["rw"], an.nambiguous, an.ninferred))
+    for line in lc.ro_summary(txns, an.committed):
+        print("checker[%s]: %s" % (tag, line))
+    if any(t.ro for t in txns):
+        print("checker[%s]: read-only counts checked %d; VACUUMs %d" % (tag, an.ncounts, shared.counts["vacuum"]))
+    if shared.counts["write_found_none"]:
+        print("checker[%s]: deletes and moves of a claimed row that found no row (recorded as reads of "
+              "its absence): %d" % (tag, shared.counts["write_found_none"]))
+    print("checker[%s]: cycles G0 %d, G1c %d, G2 %d (SCCs; %d of %d SCCs with a read-only transaction); "
+          "analysis %.1f s%s"
+          % (tag, an.cycle_counts["G0"], an.cycle_counts["G1c"], an.cycle_counts["G2"], an.ro_sccs, an.sccs,
+             time.time() - ta,
              " (inference budget exhausted)" if an.infer_exhausted else ""))
 
     byid = {t.id: t for t in txns}
@@ -977,7 +1149,7 @@ def main(args):
         if not f:
             print("  %-19s none" % c)
             continue
-        print("  %-19s %s (%d finding%s)" % (c, "FOUND" if c != "errors" else "ERRORS",
+        print("  %-19s %s (%d finding%s)" % (c, "FOUND" if c not in NON_ANOMALY_CLASSES else "FAILED",
                                               len(f), "" if len(f) == 1 else "s"))
         for msg in f[:args.max_report]:
             print("      " + msg)
@@ -997,9 +1169,9 @@ def main(args):
         with open(args.history, "w") as fh:
             for t in txns:
                 fh.write(json.dumps(t.to_json()) + "\n")
-    anomaly_classes = [c for c in an.classes if c != "errors"]
+    anomaly_classes = [c for c in an.classes if c not in NON_ANOMALY_CLASSES]
     if args.save_on_failure and (any(an.findings[c] for c in anomaly_classes) and not args.expect_anomaly
-                                 or an.findings["errors"]):
+                                 or any(an.findings[c] for c in NON_ANOMALY_CLASSES)):
         os.makedirs(args.save_on_failure, exist_ok=True)
         base = os.path.join(args.save_on_failure, "pr-%s-seed%d" % (args.am, args.seed))
         with open(base + ".history.jsonl", "w") as fh:
@@ -1016,6 +1188,7 @@ def main(args):
         detected = [c for c in anomaly_classes if an.findings[c]]
         checks = [("anomaly detected (%s)" % (", ".join(detected) or "none"), bool(detected)),
                   ("no unexpected errors", not an.findings["errors"]),
+                  ("no read-only transaction aborted", not an.findings["ro-abort"]),
                   ("transactions committed", ncommitted > 0)]
         npass = sum(1 for _, ok in checks if ok)
         for name, ok in checks:
@@ -1026,6 +1199,9 @@ def main(args):
     checks_failed = len(failed_classes)
     if ncommitted == 0:
         print("checker[%s]: no transaction committed: nothing was checked" % tag)
+        checks_failed += 1
+    if args.ro_frac > 0 and not any(t.ro and t.id in an.committed for t in txns):
+        print("checker[%s]: no read-only transaction committed: timestamp snapshots were not checked" % tag)
         checks_failed += 1
     print("checker: %d passed, %d failed" % (len(an.classes) - len(failed_classes), checks_failed))
     return 1 if checks_failed else 0

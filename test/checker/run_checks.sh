@@ -4,9 +4,20 @@
 #
 #   test/checker/run_checks.sh [-h HOST] [-p PORT] [-U USER] [-d DB]
 #                              [--fps-seconds N] [--heap-seconds N]
-#                              [--pred-fps-seconds N] [--pred-heap-seconds N] [--out DIR]
+#                              [--pred-fps-seconds N] [--pred-heap-seconds N]
+#                              [--checker-args "ARGS"] [--out DIR]
 #
-# Connection settings default to the PG* environment variables.  Runs:
+# Connection settings default to the PG* environment variables.  Every
+# stage's default mix has long read-only transactions (5 % of the
+# transactions: BEGIN READ ONLY, SET TRANSACTION READ ONLY, REPEATABLE READ
+# READ ONLY, default_transaction_read_only, single autocommit SELECTs; several
+# statements of hundreds of rows; README: Long read-only transactions).  On
+# fpsketch they read at a timestamp and must never fail with 40001/40P01
+# (check ro-abort); the fpsketch stages also VACUUM the table every 2 s.
+# The server's fpsketch.protocol is printed by each stage: run this against a
+# cluster started with "fpsketch.protocol = mvto" to check MVTO.
+# --checker-args adds arguments to every checker run (e.g. "--ro-mix begin=1").
+# Runs:
 #   0. the analysis self-test (hand-made histories, no database);
 #   1. list-append on an fpsketch table: every anomaly class must be clean;
 #      the default mix includes reads in rolled-back savepoints (client,
@@ -29,6 +40,7 @@ fps_seconds=20
 heap_seconds=10
 pred_fps_seconds=20
 pred_heap_seconds=6
+extra=()
 out=${TMPDIR:-/tmp}/fpsketch-checker
 while [ $# -gt 0 ]; do
 	case "$1" in
@@ -40,9 +52,10 @@ while [ $# -gt 0 ]; do
 		--heap-seconds) heap_seconds=$2; shift 2 ;;
 		--pred-fps-seconds) pred_fps_seconds=$2; shift 2 ;;
 		--pred-heap-seconds) pred_heap_seconds=$2; shift 2 ;;
+		--checker-args) read -r -a more <<< "$2"; extra+=("${more[@]}"); shift 2 ;;
 		--out) out=$2; shift 2 ;;
 		*) echo "usage: $0 [-h host] [-p port] [-U user] [-d db] [--fps-seconds N] [--heap-seconds N]" \
-		        "[--pred-fps-seconds N] [--pred-heap-seconds N] [--out DIR]" >&2
+		        "[--pred-fps-seconds N] [--pred-heap-seconds N] [--checker-args ARGS] [--out DIR]" >&2
 		   echo "checker: 0 passed, 1 failed"; exit 2 ;;
 	esac
 done
@@ -64,6 +77,7 @@ mkdir -p "$out"
 
 total_pass=0
 total_fail=0
+stage_start=$SECONDS
 tally() {	# $1 = log file, $2 = exit code, $3 = label
 	local line p f
 	line=$(grep -E '^checker(-selftest)?: [0-9]+ passed, [0-9]+ failed$' "$1" | tail -1)
@@ -77,7 +91,9 @@ tally() {	# $1 = log file, $2 = exit code, $3 = label
 	if [ "$2" != 0 ] && [ "$f" = 0 ]; then f=1; fi
 	total_pass=$((total_pass + p))
 	total_fail=$((total_fail + f))
-	printf 'run_checks: %-40s exit %s, %s passed, %s failed\n' "$3" "$2" "$p" "$f"
+	printf 'run_checks: %-40s exit %s, %s passed, %s failed (%d s)\n' "$3" "$2" "$p" "$f" \
+		$((SECONDS - stage_start))
+	stage_start=$SECONDS
 }
 
 start=$SECONDS
@@ -88,22 +104,25 @@ rc=$?
 tally "$out/selftest.log" $rc "analysis self-test"
 
 "$PY" "$here/la_checker.py" "${conn[@]}" --am fpsketch --table la_fpsketch \
-	--seconds "$fps_seconds" --save-on-failure "$out" 2>&1 | tee "$out/fpsketch.log"
+	--seconds "$fps_seconds" --vacuum-every 2 --save-on-failure "$out" ${extra[@]+"${extra[@]}"} 2>&1 |
+	tee "$out/fpsketch.log"
 rc=${PIPESTATUS[0]}
 tally "$out/fpsketch.log" $rc "fpsketch (must be clean)"
 
 "$PY" "$here/la_checker.py" "${conn[@]}" --am heap --table la_heap \
-	--seconds "$heap_seconds" --expect-anomaly 2>&1 | tee "$out/heap.log"
+	--seconds "$heap_seconds" --expect-anomaly ${extra[@]+"${extra[@]}"} 2>&1 | tee "$out/heap.log"
 rc=${PIPESTATUS[0]}
 tally "$out/heap.log" $rc "heap RC (must find anomaly)"
 
 "$PY" "$here/la_checker.py" "${conn[@]}" --workload predicate --am fpsketch --table pr_fpsketch \
-	--seconds "$pred_fps_seconds" --save-on-failure "$out" 2>&1 | tee "$out/pred-fpsketch.log"
+	--seconds "$pred_fps_seconds" --vacuum-every 2 --save-on-failure "$out" ${extra[@]+"${extra[@]}"} 2>&1 |
+	tee "$out/pred-fpsketch.log"
 rc=${PIPESTATUS[0]}
 tally "$out/pred-fpsketch.log" $rc "predicate fpsketch (must be clean)"
 
 "$PY" "$here/la_checker.py" "${conn[@]}" --workload predicate --am heap --table pr_heap \
-	--seconds "$pred_heap_seconds" --infer-window 0 --expect-anomaly --max-report 2 2>&1 | tee "$out/pred-heap.log"
+	--seconds "$pred_heap_seconds" --infer-window 0 --expect-anomaly --max-report 2 ${extra[@]+"${extra[@]}"} 2>&1 |
+	tee "$out/pred-heap.log"
 rc=${PIPESTATUS[0]}
 tally "$out/pred-heap.log" $rc "predicate heap RC (must find anomaly)"
 

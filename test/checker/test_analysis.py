@@ -52,6 +52,7 @@ def analyse(txns, final, args=None):
     for t in txns:
         t.describe(an.chain_lists)
         t.describe()
+        t.describe(an.chain_lists, focus={0}, limit=1)
     return an
 
 
@@ -346,6 +347,95 @@ def _():
     return [mk(0, "aborted", [("e", "join", 0, 0)])], {0: []}
 
 
+# long read-only transactions: several statements, each read recorded with
+# its statement ("s<i>", a seventh field); all of them from one state
+
+def ro(tid, status, ops, variant="begin", sqlstate=None):
+    t = mk(tid, status, ops)
+    t.ro = variant
+    t.ro_info = {"scan": "index", "stmts": 1 + max([int(o[3][1:]) for o in ops if o[0] == "r"] or [0]),
+                 "rows": sum(1 for o in ops if o[0] == "r")}
+    t.sqlstate = sqlstate
+    t.error = "op: could not serialize access" if sqlstate else None
+    return t
+
+
+class RoAbortsOk(object):
+    ro_aborts_ok = True
+
+
+@case("read-only: one state across statements", set())
+def _():
+    return [mk(0, "committed", [("a", 0, 1), ("a", 1, 2)]),
+            ro(1, "committed", [("r", 0, [1], "s0"), ("r", 1, [2], "s0"), ("r", 2, [], "s0"),
+                                ("r", 1, [2], "s1"), ("r", 0, [1], "s2"), ("r", 2, [], "s2")]),
+            mk(2, "committed", [("a", 2, 3), ("a", 0, 4)]),
+            ro(3, "committed", [("r", 2, [3], "s0"), ("r", 0, [1, 4], "s1")], "rr")], \
+        {0: [1, 4], 1: [2], 2: [3]}
+
+
+@case("read-only: a later statement sees a commit the first did not (G-single)", {"G2"})
+def _():
+    # T1's statement 0 reads key 0 before T2's append, statement 1 after it
+    return [mk(0, "committed", [("a", 0, 1)]),
+            ro(1, "committed", [("r", 0, [1], "s0"), ("r", 1, [], "s0"), ("r", 0, [1, 2], "s1")]),
+            mk(2, "committed", [("a", 0, 2)])], \
+        {0: [1, 2], 1: []}
+
+
+@case("read-only: read skew over two keys and statements (G-single)", {"G2"})
+def _():
+    return [ro(0, "committed", [("r", 0, [], "s0"), ("r", 1, [2], "s1")], "set"),
+            mk(1, "committed", [("a", 0, 1), ("a", 1, 2)])], \
+        {0: [1], 1: [2]}
+
+
+@case("read-only: serialized between writers ordered against real time", set())
+def _():
+    # T2 commits after T1 in real time but is ordered before it (T2 read
+    # key 1 before T1's append): a reader that saw T1 must see T2 too
+    return [mk(1, "committed", [("a", 1, 1)]),
+            mk(2, "committed", [("r", 1, []), ("a", 0, 2)]),
+            ro(3, "committed", [("r", 1, [1], "s0"), ("r", 0, [2], "s1")])], \
+        {0: [2], 1: [1]}
+
+
+@case("read-only: sees the later-ordered writer but not the earlier one (G2)", {"G2"})
+def _():
+    # T2 -rw(k1)-> T1 -wr(k1)-> T3 -rw(k0)-> T2
+    return [mk(1, "committed", [("a", 1, 1)]),
+            mk(2, "committed", [("r", 1, []), ("a", 0, 2)]),
+            ro(3, "committed", [("r", 1, [1], "s0"), ("r", 0, [], "s1")])], \
+        {0: [2], 1: [1]}
+
+
+@case("read-only: a 40001 is a failure of its own", {"ro-abort"})
+def _():
+    return [mk(0, "committed", [("a", 0, 1)]),
+            ro(1, "aborted", [("r", 0, [1], "s0")], "auto", "40001")], \
+        {0: [1]}
+
+
+@case("read-only: a 40001 with --ro-aborts-ok", set(), RoAbortsOk)
+def _():
+    return [ro(1, "aborted", [("r", 0, [], "s0")], "begin", "40001")], {0: []}
+
+
+@case("read-only: an ordinary transaction's 40001 is not one", set())
+def _():
+    t = mk(1, "aborted", [("r", 0, [])])
+    t.sqlstate = "40001"
+    return [t], {0: []}
+
+
+@case("read-only: a statement without one of its rows", {"bad-result"})
+def _():
+    return [mk(0, "committed", [("a", 0, 1)]),
+            ro(1, "committed", [("e", "ro-rows", 0, "range", 3, 2, [0], [], []),
+                                ("r", 1, [], "s0"), ("r", 2, [], "s0")])], \
+        {0: [1], 1: [], 2: []}
+
+
 # --------------------------------------------------------------------------
 # predicate workload (predicate.py): ops are recorded as the clients record
 # them; final = set of (g, k) rows left in the table
@@ -583,6 +673,89 @@ def _():
             pmk(2, "unknown", [I(0, 2)]),
             pmk(3, "committed", [Rg(0, [1])])], \
         {(0, 1)}
+
+
+def pro(tid, status, ops, variant="begin", sqlstate=None):
+    x = pmk(tid, status, ops)
+    x.ro = variant
+    x.ro_info = {"scan": "index", "stmts": len(ops), "rows": 0}
+    x.sqlstate = sqlstate
+    x.error = "op: could not serialize access" if sqlstate else None
+    for i, op in enumerate(x.ops):
+        op.append("s%d" % i)
+    return x
+
+
+def C(lo, hi, counts=None, total=None):
+    """SELECT g, count(*) ... GROUP BY g (counts {g: n}) or SELECT count(*)"""
+    if counts is not None:
+        cl = sorted([g, n] for g, n in counts.items() if n)
+        return ["c", lo, hi, cl, sum(counts.values())]
+    return ["c", lo, hi, None, total]
+
+
+@pcase("predicate read-only: counts agree with the rows read", set())
+def _():
+    return [pmk(0, "committed", [I(0, 1), I(1, 2), I(1, 3)]),
+            pro(1, "committed", [C(0, 3, {0: 1, 1: 2}), Rr(0, 3, [(0, 1), (1, 2), (1, 3)]),
+                                 C(0, 3, total=3), C(1, 2, {1: 2}), Rg(1, [2, 3])]),
+            pmk(2, "committed", [D(1, 3), I(2, 4)]),
+            pro(3, "committed", [C(0, 3, total=3), Rr(0, 3, [(0, 1), (1, 2), (2, 4)])], "rr")], \
+        {(0, 1), (1, 2), (2, 4)}
+
+
+@pcase("predicate read-only: a count from another state than the rows", {"count-mismatch"})
+def _():
+    # T1 counts before T2's insert and reads the rows after it
+    return [pmk(0, "committed", [I(0, 1)]),
+            pro(1, "committed", [C(0, 3, {0: 1}), Rr(0, 3, [(0, 1), (0, 2)])]),
+            pmk(2, "committed", [I(0, 2)])], \
+        {(0, 1), (0, 2)}
+
+
+@pcase("predicate read-only: a total count from another state", {"count-mismatch"})
+def _():
+    return [pmk(0, "committed", [I(0, 1), I(1, 2)]),
+            pro(1, "committed", [Rr(0, 3, [(0, 1), (1, 2)]), C(0, 3, total=1)]),
+            pmk(2, "committed", [D(1, 2)])], \
+        set([(0, 1)])
+
+
+@pcase("predicate read-only: a row read in one statement, gone in the next (G-single)", {"G2"})
+def _():
+    return [pmk(0, "committed", [I(0, 1), I(1, 2)]),
+            pro(1, "committed", [Rg(1, [2]), Rg(0, [1]), Rg(1, [])]),
+            pmk(2, "committed", [D(1, 2)])], \
+        set([(0, 1)])
+
+
+@pcase("predicate read-only: a 40001 is a failure of its own", {"ro-abort"})
+def _():
+    return [pro(0, "aborted", [Rg(0, [])], "set", "40001")], set()
+
+
+@pcase("predicate: counts of a transaction that writes are not checked", set())
+def _():
+    return [pmk(0, "committed", [["c", 0, 3, [], 0], I(0, 1), Rr(0, 3, [(0, 1)])])], \
+        {(0, 1)}
+
+
+# a DELETE or move of a claimed row that found no row is recorded as a read
+# of the row's absence (Rp(..., False)): fine if its transaction can be
+# ordered before the insert (MVTO: a timestamp older than the inserter's)
+
+@pcase("predicate: a delete that found no row, ordered before the insert", set())
+def _():
+    return [pmk(0, "committed", [I(0, 1)]),
+            pmk(1, "committed", [Rp(0, 1, False), I(2, 2)])], \
+        {(0, 1), (2, 2)}
+
+
+@pcase("predicate: a delete that found no row after seeing the inserter (G-single)", {"G2"})
+def _():
+    return [pmk(0, "committed", [I(0, 1), I(1, 2)]),
+            pmk(1, "committed", [Rg(1, [2]), Rp(0, 1, False)])], \
+        {(0, 1), (1, 2)}
 
 
 @pcase("predicate: unexpected error", {"errors"})
