@@ -1126,7 +1126,7 @@ def main(args):
               % (tag, ", ".join("%s %d" % kv for kv in diff) or "-"))
     print("checker[%s]: checked %d committed transactions: reads %s (of all attempts, %d ran in a rolled-back savepoint); "
           "committed inserts %d, deletes %d, "
-          "moves %d; final rows %d; edges ww %d, wr %d, rw %d; ambiguous absences %d (near their delete), %d edges inferred from them%s"
+          "moves %d; final rows %d; edges ww %d, wr %d, rw %d; ambiguous absences %d (near their delete), %d edges inferred from them"
           % (tag, ncommitted, dict(sorted(an.nreads.items())), shared.sp_reads, nw["i"], nw["d"], nw["m"], len(final),
              an.ecount["ww"], an.ecount["wr"], an.ecount["rw"], an.nambiguous, an.ninferred))
     for line in lc.ro_summary(txns, an.committed):
