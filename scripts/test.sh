@@ -173,7 +173,7 @@ echo "== MVTO: the same protocol checks with fpsketch.protocol = mvto"
 scripts/cluster.sh stop
 export FPS_PGDATA=${FPS_PGDATA%-sto}-mvto
 scripts/cluster.sh start "fpsketch.protocol = mvto" || { record "mvto cluster" 0 1; }
-mvto_specs=$(ls test/mvto/expected/*.out 2>/dev/null | xargs -n1 basename | sed 's/\.out$//' | tr '\n' ' ')
+mvto_specs=$(ls test/mvto/expected/*.out 2>/dev/null | xargs -n1 basename | sed 's/\.out$//; s/_[0-9]$//' | sort -u | tr '\n' ' ')
 if [ -n "$mvto_specs" ]; then
 	make -s installcheck-isolation-only ISOLATION_OPTS="--load-extension=fpsketch --inputdir=test/mvto --outputdir=output_iso_mvto" \
 		ISOLATION="$mvto_specs" >"$LOG/isolation-mvto.log" 2>&1
