@@ -11,7 +11,11 @@
 #      = 1024) under one long reader and 3,000 writers: writers never fail,
 #      the map drops entries the reader may need (commit_ts_lost), and the
 #      reader then gets 40001 "snapshot too old" instead of a wrong answer;
-#      a reader that starts afterwards reads normally.
+#      a reader that starts afterwards reads normally;
+#  (d) a reader cancelled while its timestamp read waits for a committer
+#      (held between PRE_COMMIT and COMMIT by a synchronous-replication wait
+#      for a standby that does not exist) leaves no pin behind, for a row
+#      key and for a predicate key.
 
 use strict;
 use warnings;
@@ -160,5 +164,67 @@ $node->safe_psql('postgres', q{
 }
 @bad = log_problems($node, $log_from);
 is(join("\n", @bad), '', '(c) no unexpected error, no crash in the server log');
+
+# ---------------------------------------------------------------------------
+# (d) a cancel during a timestamp read's wait
+# ---------------------------------------------------------------------------
+# commits wait for synchronous standbys only where WAL can be streamed
+set_conf($node, 'wal_level', 'replica');
+set_conf($node, 'max_wal_senders', 2);
+$node->restart;
+$log_from = log_offset($node);
+$node->safe_psql('postgres', q{
+	CREATE TABLE pa (k int PRIMARY KEY, v int NOT NULL) USING fpsketch;
+	CREATE TABLE pb (k int PRIMARY KEY, v int NOT NULL) USING fpsketch;
+	INSERT INTO pa VALUES (1, 0); INSERT INTO pb VALUES (1, 0);});
+
+sub wait_for_activity
+{
+	my ($app, $cond) = @_;
+	for (1 .. 200)
+	{
+		return 1 if $node->safe_psql('postgres',
+			"SELECT count(*) FROM pg_stat_activity WHERE application_name = '$app' AND $cond") > 0;
+		usleep(50_000);
+	}
+	return 0;
+}
+
+sub cancel_during_ts_wait
+{
+	my ($label, $writer_sql, $reader_sql) = @_;
+	my $reader = FpsTest::Session->new($node, app => 'fps_pin_reader');
+	$reader->query('SET enable_seqscan = off; SET enable_bitmapscan = off; BEGIN READ ONLY');
+	$reader->query('SELECT v FROM pa WHERE k = 1');		# fixes its ts
+	$node->safe_psql('postgres', "ALTER SYSTEM SET synchronous_standby_names = 'nobody'");
+	$node->safe_psql('postgres', 'SELECT pg_reload_conf()');
+	my $writer = FpsTest::Session->new($node, app => 'fps_pin_writer');
+	$writer->send("SET enable_seqscan = off; SET enable_bitmapscan = off; BEGIN; $writer_sql; COMMIT");
+	ok(wait_for_activity('fps_pin_writer', "wait_event = 'SyncRep'"),
+		"($label) the writer waits in its COMMIT, after PRE_COMMIT");
+	$reader->send($reader_sql);
+	usleep(500_000);
+	ok(!$reader->done, "($label) the reader waits for the committer");
+	$node->safe_psql('postgres',
+		"SELECT pg_cancel_backend(pid) FROM pg_stat_activity WHERE application_name = 'fps_pin_reader'");
+	my ($out, $err) = $reader->wait;
+	like($err, qr/canceling statement due to user request/, "($label) the reader is cancelled");
+	$node->safe_psql('postgres', 'ALTER SYSTEM RESET synchronous_standby_names');
+	$node->safe_psql('postgres', 'SELECT pg_reload_conf()');
+	$writer->wait;
+	$reader->query('ROLLBACK');
+	$reader->close;
+	$writer->close;
+	my $st = wait_idle($node);
+	is("$st->{pinned}|$st->{lock_leaks}", '0|0', "($label) no pin or lock bit left behind");
+}
+
+cancel_during_ts_wait('d, row key', 'UPDATE pa SET v = v + 1 WHERE k = 1; UPDATE pb SET v = v + 1 WHERE k = 1',
+	'SELECT v FROM pb WHERE k = 1');
+cancel_during_ts_wait('d, predicate key', 'UPDATE pa SET v = v + 1 WHERE k = 1; INSERT INTO pb VALUES (2, 0)',
+	'SELECT count(*) FROM pb WHERE k > 0');
+@bad = log_problems($node, $log_from);
+is(join("\n", @bad), '',
+	'(d) no unexpected error, no crash in the server log');
 
 done_testing();
