@@ -81,11 +81,12 @@ extern bool fps_writes_escalated(Relation rel);
  */
 typedef struct FpsTsScan
 {
-	bool		follow;			/* may successors be fetched (not TID, sample) */
+	bool		follow;			/* may successors be fetched (not a TID fetch) */
 	Relation	index;			/* index scans: the index, when known */
 	const void *owner;			/* the table scan it belongs to */
-	HTAB	   *returned;		/* TIDs returned that a successor walk can
-								 * reach again; created on first use */
+	HTAB	   *returned;		/* versions a successor walk can reach again,
+								 * each with the place it was returned from;
+								 * created on first use */
 } FpsTsScan;
 
 /* ---- predicate.c ---- */

@@ -58,14 +58,21 @@
  * or before ts by a writer running at the transaction's first snapshot
  * leads the scan along the update chain (t_ctid) to the version at ts
  * (fetch_successor); versions made by such writers that a scan returns are
- * remembered per scan pass, so that the walk and the scan's own visit
- * return them once (returned_before).  Writers that had completed by that
- * snapshot made their versions before any scan of the transaction began.
- * An index scan follows a hop to a new index entry only if the index's key
- * columns are unchanged (then the new version satisfies the scan's index
- * quals, which the executor does not check again); a writer that changes
- * them writes the predicate keys the scan read first (am/predicate.c), so
- * it commits after ts (TicToc) or fails (STO, MVTO).  Inserts are covered
+ * remembered per scan pass with the place the scan handed them out from
+ * (their own, or a predecessor's), so that the walk and the scan's own visit
+ * return them once (returned_before).  A place the scan visits again in the
+ * same pass (a cursor moving backward, a turn of direction, a restored mark)
+ * returns the same version again; another place never does.  Writers that
+ * had completed by that snapshot made their versions before any scan of the
+ * transaction began.  A TID-range scan returns a successor only within its
+ * range (the executor does not check the range again).  An index scan
+ * follows a hop to a new index entry only if the index's key columns are
+ * unchanged and the new version satisfies a partial index's predicate (then
+ * it satisfies the scan's index quals and the quals the planner dropped as
+ * implied by the predicate, neither of which the executor checks again); a
+ * writer that changes the key columns writes the predicate keys the scan
+ * read first (am/predicate.c), so it commits after ts (TicToc) or fails
+ * (STO, MVTO).  Inserts are covered
  * by predicate keys the same way, and a row moved to another partition
  * also writes the predicate keys of the partition it moves to.
  *
@@ -82,6 +89,7 @@
 #include "access/subtrans.h"
 #include "access/transam.h"
 #include "access/xact.h"
+#include "executor/executor.h"
 #include "miscadmin.h"
 #include "storage/bufmgr.h"
 #include "storage/lmgr.h"
@@ -427,14 +435,25 @@ running_at_first_snapshot(TransactionId xid)
 		XidInMVCCSnapshot(xid, fps_txn.ts_snapshot);
 }
 
+/* A version a successor walk can reach, and where the scan returned it. */
+typedef struct ReturnedVersion
+{
+	ItemPointerData version;	/* hash key */
+	ItemPointerData place;		/* the TID the scan handed out */
+} ReturnedVersion;
+
 /*
- * Has this scan pass returned the version in slot already?  Remembers it
- * if not.  Only versions a successor walk can reach twice are remembered:
- * the new versions of UPDATEs by writers running at the first snapshot.
+ * Has this scan pass returned the version in slot already, from another
+ * place than place (the TID the scan handed out: the version's own, or a
+ * predecessor's it walked from)?  Remembers it if not.  Only versions a
+ * successor walk can reach twice are remembered: the new versions of
+ * UPDATEs by writers running at the first snapshot.
  */
 static bool
-returned_before(FpsTsScan *scan, TupleTableSlot *slot, VersionHeader *h)
+returned_before(FpsTsScan *scan, TupleTableSlot *slot, VersionHeader *h,
+				ItemPointer place)
 {
+	ReturnedVersion *r;
 	bool		found;
 
 	if (scan == NULL || !scan->follow || !h->is_update ||
@@ -445,13 +464,58 @@ returned_before(FpsTsScan *scan, TupleTableSlot *slot, VersionHeader *h)
 		HASHCTL		ctl;
 
 		ctl.keysize = sizeof(ItemPointerData);
-		ctl.entrysize = sizeof(ItemPointerData);
+		ctl.entrysize = sizeof(ReturnedVersion);
 		ctl.hcxt = TopTransactionContext;
 		scan->returned = hash_create("fpsketch versions returned at ts", 64, &ctl,
 									 HASH_ELEM | HASH_BLOBS | HASH_CONTEXT);
 	}
-	hash_search(scan->returned, &slot->tts_tid, HASH_ENTER, &found);
-	return found;
+	r = hash_search(scan->returned, &slot->tts_tid, HASH_ENTER, &found);
+	if (!found)
+		r->place = *place;
+	return found && !ItemPointerEquals(&r->place, place);
+}
+
+/*
+ * Does a TID-range scan's range hold tid?  Heap hands out only what it
+ * holds, and the executor does not check the range again.
+ */
+static bool
+within_scan_range(FpsTsScan *scan, ItemPointer tid)
+{
+	const TableScanDescData *tscan = scan != NULL ? scan->owner : NULL;
+
+	if (tscan == NULL || !(tscan->rs_flags & SO_TYPE_TIDRANGESCAN))
+		return true;
+	return ItemPointerCompare(tid, unconstify(ItemPointerData *, &tscan->rs_mintid)) >= 0 &&
+		ItemPointerCompare(tid, unconstify(ItemPointerData *, &tscan->rs_maxtid)) <= 0;
+}
+
+/*
+ * Does the version in slot satisfy the index's predicate (true for an index
+ * that is not partial)?  Only such a version has an entry in it.
+ */
+static bool
+index_predicate_holds(Relation index, TupleTableSlot *slot)
+{
+	List	   *predicate = RelationGetIndexPredicate(index);
+	MemoryContext cxt;
+	MemoryContext old;
+	ExprContext *econtext;
+	bool		holds;
+
+	if (predicate == NIL)
+		return true;
+	/* rare (a hop under a partial index): nothing is kept between calls */
+	cxt = AllocSetContextCreate(CurrentMemoryContext, "fpsketch index predicate",
+								ALLOCSET_SMALL_SIZES);
+	old = MemoryContextSwitchTo(cxt);
+	econtext = CreateStandaloneExprContext();
+	econtext->ecxt_scantuple = slot;
+	holds = ExecQual(ExecInitQual(predicate, NULL), econtext);
+	FreeExprContext(econtext, true);
+	MemoryContextSwitchTo(old);
+	MemoryContextDelete(cxt);
+	return holds;
 }
 
 /* Are the index's key columns the same in both versions of a row? */
@@ -525,7 +589,8 @@ fetch_successor(Relation rel, TupleTableSlot *slot, VersionHeader *h, FpsTsScan 
 		ok = TransactionIdEquals(nh.xmin, h->updater);
 	}
 	if (ok && old != NULL)
-		ok = index_keys_equal(rel, scan->index, old, slot);
+		ok = index_keys_equal(rel, scan->index, old, slot) &&
+			index_predicate_holds(scan->index, slot);
 	if (old != NULL)
 		heap_freetuple(old);
 	if (ok)
@@ -547,6 +612,7 @@ fps_ts_visible(Relation rel, TupleTableSlot *slot, FpsTsScan *scan)
 	FpsRelState *rs = fps_txn_rel(info->relid);
 	bool		counted = false;
 	bool		followed = false;
+	ItemPointerData place = slot->tts_tid;
 
 	fps_ts_relation_check(rel);
 	for (;;)
@@ -572,7 +638,8 @@ fps_ts_visible(Relation rel, TupleTableSlot *slot, FpsTsScan *scan)
 			v = version_at_ts(&h, true, info->relid, &waitfor);
 		}
 		if (v == VERSION_VISIBLE)
-			return !returned_before(scan, slot, &h);
+			return (!followed || within_scan_range(scan, &slot->tts_tid)) &&
+				!returned_before(scan, slot, &h, &place);
 		if (v != VERSION_REPLACED || !fetch_successor(rel, slot, &h, scan, followed))
 			return false;
 		followed = true;
@@ -616,7 +683,12 @@ fps_ts_scan_of(TableScanDesc scan, bool begin)
 	Assert(begin);
 	s = MemoryContextAllocZero(TopTransactionContext, sizeof(FpsTsScan));
 	s->owner = scan;
-	s->follow = (scan->rs_flags & (SO_TYPE_SEQSCAN | SO_TYPE_BITMAPSCAN)) != 0;
+	/*
+	 * Every table scan: heap's sequential, TID-range and sample scans take a
+	 * page's line pointers and the relation's length once, and a bitmap's
+	 * pages are those the index scan found.
+	 */
+	s->follow = true;
 	{
 		MemoryContext old = MemoryContextSwitchTo(TopTransactionContext);
 
