@@ -201,6 +201,27 @@ snapshot_too_old(Oid relid)
 	fps_abort(FPS_ABORT_SNAPSHOT_TOO_OLD, relid);
 }
 
+/*
+ * Wait for a transaction that has validated (its commit timestamp is
+ * published) to finish committing.  It holds its keys' lock bits until
+ * then, and a wait for those is bounded by fpsketch.lock_wait_timeout like
+ * every such wait: a commit held up (in a synchronous-replication wait, say)
+ * must not hold its readers forever.
+ */
+static void
+wait_for_committer(TransactionId top, Oid relid)
+{
+	FpsBackoff	backoff;
+
+	fps_atomic_add(&fps_counters->ts_waits, 1);
+	fps_backoff_init(&backoff);
+	while (TransactionIdIsInProgress(top))
+	{
+		if (!fps_backoff_wait(&backoff))
+			fps_abort(FPS_ABORT_LOCK_TIMEOUT, relid);
+	}
+}
+
 static XidAtTs
 xid_at_ts(TransactionId xid, Oid relid)
 {
@@ -237,8 +258,7 @@ xid_at_ts(TransactionId xid, Oid relid)
 					if (commit_ts > fps_txn.ts)
 						return XID_AFTER;
 					/* validated at or below ts: its outcome decides */
-					fps_atomic_add(&fps_counters->ts_waits, 1);
-					XactLockTableWait(top, NULL, NULL, XLTW_None);
+					wait_for_committer(top, relid);
 					continue;
 				case FPS_CTS_ABORTED:
 					return XID_ABORTED;
