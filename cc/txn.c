@@ -800,7 +800,8 @@ fps_txn_begin_ts(Snapshot snapshot)
 /*
  * The entry a read at ts has pinned while it may wait: an interrupt (cancel,
  * statement_timeout) raises an ERROR from the wait, and the abort that
- * follows, or the next read at ts, unpins it.
+ * follows (of the transaction, or of the subtransaction that caught the
+ * ERROR), or the next read at ts, unpins it.
  */
 static FpsEntry *ts_read_pin = NULL;
 
@@ -984,6 +985,7 @@ fps_xact_callback(XactEvent event, void *arg)
 
 		case XACT_EVENT_COMMIT:
 			/* no ERROR, no palloc from here on */
+			ts_read_unpin();
 			finish_commit_ts(true);
 			if (fps_protocol == FPS_PROTOCOL_TICTOC)
 				tictoc_commit(&fps_txn);
@@ -1040,8 +1042,22 @@ fps_before_shmem_exit(int code, Datum arg)
 	}
 }
 
+/*
+ * A subtransaction that caught the ERROR ending a wait at ts (an EXCEPTION
+ * block, a savepoint) lets its transaction go on and commit: the pin of the
+ * read that waited goes with the subtransaction.
+ */
+static void
+fps_subxact_callback(SubXactEvent event, SubTransactionId mySubid,
+					 SubTransactionId parentSubid, void *arg)
+{
+	if (event == SUBXACT_EVENT_ABORT_SUB && fps_sketch != NULL)
+		ts_read_unpin();
+}
+
 void
 fps_txn_register_callbacks(void)
 {
 	RegisterXactCallback(fps_xact_callback, NULL);
+	RegisterSubXactCallback(fps_subxact_callback, NULL);
 }
