@@ -68,6 +68,7 @@ CREATE FUNCTION @extschema@.fpsketch_stats(
     OUT aborts_wait_cycle bigint,
     OUT aborts_snapshot_too_old bigint,
     OUT aborts_read_only_guess bigint,
+    OUT aborts_pool_held bigint,
     OUT lock_waits bigint,
     OUT floor_raises bigint,
     OUT phantom_relation_reads bigint,

@@ -225,7 +225,8 @@ escalate_writes(Relation rel, FpsRelState *rs)
 						   "could not be taken without waiting, or which this user may not take"),
 				 errhint("Run LOCK TABLE \"%s\" IN ACCESS EXCLUSIVE MODE first, write fewer rows per transaction, or raise fpsketch.max_pins_per_transaction or fpsketch.max_entries.",
 						 RelationGetRelationName(rel))));
-	fps_abort(FPS_ABORT_TABLE_FULL, RelationGetRelid(rel));
+	/* within its own limit: others hold the pool, a retry may find room */
+	fps_abort_pool_held(RelationGetRelid(rel));
 }
 
 /*

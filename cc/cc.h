@@ -86,6 +86,7 @@ typedef enum FpsAbortReason
 	FPS_ABORT_WAIT_CYCLE,		/* a row-lock wait would close a cycle */
 	FPS_ABORT_SNAPSHOT_TOO_OLD,	/* a timestamp snapshot lost what it needs */
 	FPS_ABORT_READ_ONLY_GUESS,	/* a statement run read-only at ts wrote */
+	FPS_ABORT_POOL_HELD,		/* others hold the shared pool of pins */
 	FPS_NUM_ABORT_REASONS
 } FpsAbortReason;
 
@@ -282,6 +283,7 @@ extern FpsRelState *fps_txn_rel(Oid relid);
 extern void fps_txn_keep_lock(FpsRelState *rs, LOCKMODE mode);
 extern bool fps_txn_count_row_read(FpsRelState *rs);
 extern bool fps_txn_pin_limit_reached(void);
+extern pg_attribute_noreturn() void fps_abort_pool_held(Oid relid);
 extern int	fps_escalation_threshold;
 extern int	fps_max_pins_per_transaction;
 extern void fps_txn_register_callbacks(void);

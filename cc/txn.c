@@ -77,6 +77,8 @@ static const char *const abort_detail[FPS_NUM_ABORT_REASONS] = {
 	[FPS_ABORT_WAIT_CYCLE] = "Waiting for the lock on a row of relation \"%s\" would close a cycle of waits (a deadlock) among transactions on fpsketch tables.",
 	[FPS_ABORT_SNAPSHOT_TOO_OLD] = "A row of relation \"%s\" was written by a transaction whose commit timestamp this timestamp snapshot can no longer find (snapshot too old).",
 	[FPS_ABORT_READ_ONLY_GUESS] = "The statement looked read-only, so it read at a timestamp without validation, but it writes relation \"%s\" (a function that writes but is not declared VOLATILE, or more statements in the same transaction).",
+	/* fps_abort_pool_held() says how much of the pool is held */
+	[FPS_ABORT_POOL_HELD] = "Other transactions hold the shared pool of pins; a row of relation \"%s\" could not be pinned.",
 };
 
 /*
@@ -321,6 +323,31 @@ ts_base_snapshot(void)
 	if (ActiveSnapshotSet())
 		return GetActiveSnapshot();
 	return GetLatestSnapshot();
+}
+
+/*
+ * A write needed a pin that the pool would not lend, and its table could
+ * not be taken instead (am/track.c), while the transaction is still within
+ * what it may borrow alone: other transactions hold the pool.  A retry can
+ * succeed once they end, so it is a 40001.  Not "the exact table is full":
+ * the table has room, the budget keeps it for the transactions that hold
+ * the pool and for the backends' own shares.
+ */
+void
+fps_abort_pool_held(Oid relid)
+{
+	char	   *relname = get_rel_name(relid);
+
+	if (unlikely(pins_guaranteed < 0))
+		pin_budget_init();
+	fps_atomic_add(&fps_counters->aborts[FPS_ABORT_POOL_HELD], 1);
+	ereport(ERROR,
+			(errcode(ERRCODE_T_R_SERIALIZATION_FAILURE),
+			 errmsg("could not serialize access due to other transactions holding the fpsketch pin pool"),
+			 errdetail("A row of relation \"%s\" could not be pinned: the shared pool is held by other transactions (%d of its %d pins).",
+					   relname ? relname : "?",
+					   (int) fps_atomic_load(&fps_counters->pool_pins), pins_pool_size),
+			 errhint("The transaction might succeed if retried once they have ended; pg_terminate_backend() or idle_in_transaction_session_timeout ends idle transactions.")));
 }
 
 /*
