@@ -68,6 +68,7 @@ CREATE FUNCTION @extschema@.fpsketch_stats(
     OUT aborts_wait_cycle bigint,
     OUT aborts_snapshot_too_old bigint,
     OUT aborts_read_only_guess bigint,
+    OUT aborts_pool_held bigint,
     OUT lock_waits bigint,
     OUT floor_raises bigint,
     OUT phantom_relation_reads bigint,
@@ -84,6 +85,7 @@ CREATE FUNCTION @extschema@.fpsketch_stats(
     OUT write_escalations bigint,
     OUT pool_pins bigint,
     OUT pins_refused bigint,
+    OUT pins_refused_role bigint,
     OUT kept_locks bigint,
     OUT ts_snapshots bigint,
     OUT ts_waits bigint,
@@ -104,6 +106,22 @@ CREATE FUNCTION @extschema@.fpsketch_stats_reset() RETURNS void
 AS 'MODULE_PATHNAME' LANGUAGE C STRICT VOLATILE;
 
 REVOKE ALL ON FUNCTION @extschema@.fpsketch_stats_reset() FROM PUBLIC;
+
+-- The login roles whose transactions borrow from the shared pool of pins
+-- now (fpsketch.max_pool_pins_per_role bounds each): who holds the pool
+-- when writers fail with 40001 for want of it.  Role names are no secret
+-- (pg_stat_activity shows every session's), so everyone may read it.
+CREATE FUNCTION @extschema@.fpsketch_pool_pins(
+    OUT roleid oid,
+    OUT rolname name,
+    OUT transactions integer,
+    OUT pins bigint)
+RETURNS SETOF record
+AS 'MODULE_PATHNAME' LANGUAGE C STRICT VOLATILE;
+
+CREATE VIEW @extschema@.fpsketch_pool_pins AS
+    SELECT * FROM @extschema@.fpsketch_pool_pins() ORDER BY pins DESC, roleid;
+GRANT SELECT ON @extschema@.fpsketch_pool_pins TO PUBLIC;
 
 -- Column groups: per-group row timestamps (see column_groups.c).  Written
 -- by fpsketch_set_column_group().  pg_dump dumps the rows (a configuration

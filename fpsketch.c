@@ -43,6 +43,7 @@
 #include "utils/lsyscache.h"
 #include "utils/rel.h"
 #include "utils/syscache.h"
+#include "utils/tuplestore.h"
 
 #include "cc/cc.h"
 #include "fpsketch_am.h"
@@ -64,6 +65,7 @@ bool		fps_prefer_index_scans = true;
 int			fps_wait_policy = FPS_WAIT_CYCLE_CHECK;
 int			fps_escalation_threshold = 1000;
 int			fps_max_pins_per_transaction = -1;
+int			fps_max_pool_pins_per_role = -1;
 static int	fps_variant = FPS_VARIANT_FOCUS_SKETCH;
 static int	fps_eviction = FPS_EVICT_CLOCK;
 static int	fps_sketch_size_kb = 32;
@@ -186,12 +188,14 @@ fps_shmem_request(void)
 	if (prev_shmem_request_hook)
 		prev_shmem_request_hook();
 	fps_config(&config);
-	RequestAddinShmemSpace(add_size(add_size(add_size(fps_shmem_size(&config),
-													  sizeof(FpsSharedCounters)),
-											 row_lock_waits_size()),
-									fps_commit_ts_shmem_size(fps_commit_ts_entries)));
+	RequestAddinShmemSpace(add_size(add_size(add_size(add_size(fps_shmem_size(&config),
+															   sizeof(FpsSharedCounters)),
+													  row_lock_waits_size()),
+											 fps_commit_ts_shmem_size(fps_commit_ts_entries)),
+									fps_pool_shmem_size()));
 	RequestNamedLWLockTranche("fpsketch commit_ts",
 							  fps_commit_ts_lwlocks(fps_commit_ts_entries));
+	RequestNamedLWLockTranche("fpsketch pool", 1);
 }
 
 static void
@@ -235,6 +239,8 @@ fps_shmem_startup(void)
 	mem = ShmemInitStruct("fpsketch commit_ts",
 						  fps_commit_ts_shmem_size(fps_commit_ts_entries), &found);
 	fps_commit_ts_shmem_init(mem, found, fps_commit_ts_entries);
+	mem = ShmemInitStruct("fpsketch pool", fps_pool_shmem_size(), &found);
+	fps_pool_shmem_init(mem, found);
 	LWLockRelease(AddinShmemInitLock);
 }
 
@@ -937,6 +943,11 @@ _PG_init(void)
 							"Past it, reads escalate to relation keys and writes to an ACCESS EXCLUSIVE lock of the table (if the user may take one); shared memory is shared, so one transaction must not fill it for everyone.  -1: half of the pool shared by all backends (max_entries / 4), plus each backend's own share.",
 							&fps_max_pins_per_transaction, -1, -1, INT_MAX,
 							PGC_SUSET, 0, NULL, NULL, NULL);
+	DefineCustomIntVariable("fpsketch.max_pool_pins_per_role",
+							"Row and predicate keys the transactions of one login role may borrow from the shared pool of the exact table at once, in all.",
+							"Counted for the role that authenticated the session, which SET ROLE and SECURITY DEFINER functions do not change; each backend's own share (max_entries / 4 / max backends) is not counted.  Past it, reads escalate to relation keys and writes need an ACCESS EXCLUSIVE lock of the table, as past fpsketch.max_pins_per_transaction, so that one role's idle transactions cannot hold the pool that other roles' writers need.  -1: half of the pool (max_entries / 4); 0: nothing beyond the backends' own shares.",
+							&fps_max_pool_pins_per_role, -1, -1, INT_MAX,
+							PGC_SUSET, 0, NULL, NULL, NULL);
 	MarkGUCPrefixReserved("fpsketch");
 
 	if (fps_max_entries >= 0 && fps_max_entries < 64)
@@ -993,8 +1004,8 @@ Datum
 fpsketch_stats(PG_FUNCTION_ARGS)
 {
 	TupleDesc	tupdesc;
-	Datum		values[64];
-	bool		nulls[64];
+	Datum		values[80];
+	bool		nulls[80];
 	FpsStats	s;
 	int			i = 0;
 	int			r;
@@ -1052,6 +1063,7 @@ fpsketch_stats(PG_FUNCTION_ARGS)
 	values[i++] = Int64GetDatum(fps_atomic_load(&fps_counters->write_escalations));
 	values[i++] = Int64GetDatum(fps_atomic_load(&fps_counters->pool_pins));
 	values[i++] = Int64GetDatum(fps_atomic_load(&fps_counters->pins_refused));
+	values[i++] = Int64GetDatum(fps_atomic_load(&fps_counters->pins_refused_role));
 	values[i++] = Int64GetDatum(fps_atomic_load(&fps_counters->kept_locks));
 	values[i++] = Int64GetDatum(fps_atomic_load(&fps_counters->ts_snapshots));
 	values[i++] = Int64GetDatum(fps_atomic_load(&fps_counters->ts_waits));
@@ -1102,10 +1114,54 @@ fpsketch_stats_reset(PG_FUNCTION_ARGS)
 	fps_atomic_store(&fps_counters->early_aborts, 0);
 	fps_atomic_store(&fps_counters->write_escalations, 0);
 	fps_atomic_store(&fps_counters->pins_refused, 0);
+	fps_atomic_store(&fps_counters->pins_refused_role, 0);
 	fps_atomic_store(&fps_counters->kept_locks, 0);
 	fps_atomic_store(&fps_counters->ts_snapshots, 0);
 	fps_atomic_store(&fps_counters->ts_waits, 0);
 	fps_atomic_store(&fps_counters->ts_successor_fetches, 0);
 	fps_commit_ts_reset_stats();
 	PG_RETURN_VOID();
+}
+
+/*
+ * fpsketch_pool_pins(): the login roles whose open transactions borrow from
+ * the shared pool of pins now, what they hold and in how many transactions
+ * (fpsketch.max_pool_pins_per_role bounds each role).  Like pg_stat_activity's
+ * usename, which everyone may read, it shows roles, not what they run.
+ */
+PG_FUNCTION_INFO_V1(fpsketch_pool_pins);
+
+Datum
+fpsketch_pool_pins(PG_FUNCTION_ARGS)
+{
+	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+	FpsPoolRoleStats *roles;
+	int			n;
+
+	fps_require_shmem();
+	InitMaterializedSRF(fcinfo, 0);
+	/* copy under the lock, look names up after it */
+	roles = palloc(sizeof(FpsPoolRoleStats) * fps_pool_slots());
+	n = fps_pool_role_stats(roles, fps_pool_slots());
+	for (int r = 0; r < n; r++)
+	{
+		Datum		values[4];
+		bool		nulls[4] = {false, false, false, false};
+		char	   *name = GetUserNameFromId(roles[r].roleid, true);
+
+		values[0] = ObjectIdGetDatum(roles[r].roleid);
+		if (name != NULL)
+		{
+			NameData   *rolname = palloc0(sizeof(NameData));
+
+			namestrcpy(rolname, name);
+			values[1] = NameGetDatum(rolname);
+		}
+		else
+			nulls[1] = true;	/* dropped while its sessions run */
+		values[2] = Int32GetDatum(roles[r].transactions);
+		values[3] = Int64GetDatum(roles[r].pins);
+		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
+	}
+	return (Datum) 0;
 }

@@ -198,12 +198,16 @@ lock_exclusively_now(Relation rel)
  * only without waiting, and only by a user who may take it with LOCK TABLE
  * (UPDATE, DELETE or TRUNCATE privilege): an INSERT privilege must not lock
  * others out of a table.  Otherwise the write fails: with 40001 if others
- * hold the pool (a retry may find room), with 54000 if the transaction
- * itself needs more than it may ever pin.
+ * hold the pool, or the transactions of the same login role its share of
+ * the pool (a retry may find room once they end), with 54000 if the
+ * transaction itself needs more than it may ever pin.
  */
 static void
 escalate_writes(Relation rel, FpsRelState *rs)
 {
+	FpsPinLimit limit;
+	const char *how;
+
 	if (fps_protocol == FPS_PROTOCOL_TICTOC &&
 		pg_class_aclcheck(RelationGetRelid(rel), GetUserId(),
 						  ACL_UPDATE | ACL_DELETE | ACL_TRUNCATE) == ACLCHECK_OK &&
@@ -215,17 +219,26 @@ escalate_writes(Relation rel, FpsRelState *rs)
 		fps_atomic_add(&fps_counters->write_escalations, 1);
 		return;
 	}
-	if (fps_txn_pin_limit_reached())
+	how = fps_protocol != FPS_PROTOCOL_TICTOC ? "STO cannot use" :
+		"could not be taken without waiting, or which this user may not take";
+	limit = fps_txn_pin_limit_reached();
+	if (limit != FPS_PIN_LIMIT_NONE)
 		ereport(ERROR,
 				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
 				 errmsg("transaction writes more rows than fpsketch can track in \"%s\"",
 						RelationGetRelationName(rel)),
+				 limit == FPS_PIN_LIMIT_TRANSACTION ?
 				 errdetail("A transaction may pin fpsketch.max_pins_per_transaction keys of the shared exact table; past that, its writes need the table in ACCESS EXCLUSIVE mode, which %s.",
-						   fps_protocol != FPS_PROTOCOL_TICTOC ? "STO cannot use" :
-						   "could not be taken without waiting, or which this user may not take"),
-				 errhint("Run LOCK TABLE \"%s\" IN ACCESS EXCLUSIVE MODE first, write fewer rows per transaction, or raise fpsketch.max_pins_per_transaction or fpsketch.max_entries.",
-						 RelationGetRelationName(rel))));
-	fps_abort(FPS_ABORT_TABLE_FULL, RelationGetRelid(rel));
+						   how) :
+				 errdetail("The transactions of one login role may borrow fpsketch.max_pool_pins_per_role keys of the shared exact table's pool, and this transaction holds that many by itself; past that, its writes need the table in ACCESS EXCLUSIVE mode, which %s.",
+						   how),
+				 errhint("Run LOCK TABLE \"%s\" IN ACCESS EXCLUSIVE MODE first, write fewer rows per transaction, or raise %s or fpsketch.max_entries.",
+						 RelationGetRelationName(rel),
+						 limit == FPS_PIN_LIMIT_TRANSACTION ?
+						 "fpsketch.max_pins_per_transaction" :
+						 "fpsketch.max_pool_pins_per_role")));
+	/* within its own limit: others hold the pool, a retry may find room */
+	fps_abort_pool_held(RelationGetRelid(rel));
 }
 
 /*

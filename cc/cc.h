@@ -86,6 +86,8 @@ typedef enum FpsAbortReason
 	FPS_ABORT_WAIT_CYCLE,		/* a row-lock wait would close a cycle */
 	FPS_ABORT_SNAPSHOT_TOO_OLD,	/* a timestamp snapshot lost what it needs */
 	FPS_ABORT_READ_ONLY_GUESS,	/* a statement run read-only at ts wrote */
+	FPS_ABORT_POOL_HELD,		/* others hold the shared pool of pins, or
+								 * the role's share of it */
 	FPS_NUM_ABORT_REASONS
 } FpsAbortReason;
 
@@ -109,8 +111,12 @@ typedef struct FpsSharedCounters
 	volatile fps_u64 stable_rereads;	/* rereads given the version read before */
 	volatile fps_u64 early_aborts;	/* validate_changed found before a writing statement */
 	volatile fps_u64 write_escalations; /* ACCESS EXCLUSIVE taken instead of more pins */
-	volatile fps_u64 pool_pins;	/* pins reserved from the shared pool now */
+	volatile fps_u64 pool_pins;	/* pins reserved from the shared pool now;
+								 * changed under the pool's lock only */
 	volatile fps_u64 pins_refused;	/* fine pins refused by the pin budget */
+	volatile fps_u64 pins_refused_role;	/* ... of which because the login
+										 * role's other transactions held its
+										 * share of the pool */
 	volatile fps_u64 kept_locks;	/* locks kept past a subtransaction's end */
 	volatile fps_u64 ts_snapshots;	/* transactions that began reading at a timestamp */
 	volatile fps_u64 ts_waits;	/* timestamp reads that waited for a writer */
@@ -249,6 +255,8 @@ typedef struct FpsTxn
 	int			last_rel;		/* rels index of the last lookup, or -1 */
 	int			nfine;			/* pins of row and prefix keys */
 	int			pool_reserved;	/* pins reserved from the shared pool */
+	int			pool_slot;		/* the login role's slot in the pool, -1 */
+	int			pins_refusal;	/* FpsPinRefusal: why the last one was */
 	fps_u64		commit_ts;		/* from validation; STO: its ts or the floor */
 	fps_u64		sto_ts;			/* STO: from the clock at the first access */
 	Snapshot	held_snapshot;	/* keeps versions read from being pruned */
@@ -281,9 +289,33 @@ extern void fps_txn_refuse_write_at_ts(Oid relid);
 extern FpsRelState *fps_txn_rel(Oid relid);
 extern void fps_txn_keep_lock(FpsRelState *rs, LOCKMODE mode);
 extern bool fps_txn_count_row_read(FpsRelState *rs);
-extern bool fps_txn_pin_limit_reached(void);
+/* which limit a transaction reached by itself (fps_txn_pin_limit_reached) */
+typedef enum FpsPinLimit
+{
+	FPS_PIN_LIMIT_NONE,
+	FPS_PIN_LIMIT_TRANSACTION,	/* fpsketch.max_pins_per_transaction */
+	FPS_PIN_LIMIT_ROLE			/* fpsketch.max_pool_pins_per_role */
+} FpsPinLimit;
+
+extern FpsPinLimit fps_txn_pin_limit_reached(void);
+extern pg_attribute_noreturn() void fps_abort_pool_held(Oid relid);
 extern int	fps_escalation_threshold;
 extern int	fps_max_pins_per_transaction;
+extern int	fps_max_pool_pins_per_role;
+
+/* the shared pool of pins, by login role (cc/txn.c) */
+extern Size fps_pool_shmem_size(void);
+extern void fps_pool_shmem_init(void *mem, bool found);
+
+typedef struct FpsPoolRoleStats
+{
+	Oid			roleid;
+	int			transactions;	/* its open transactions that borrowed */
+	int			pins;			/* borrowed by them, in all */
+} FpsPoolRoleStats;
+
+extern int	fps_pool_role_stats(FpsPoolRoleStats *out, int max);
+extern int	fps_pool_slots(void);
 extern void fps_txn_register_callbacks(void);
 extern pg_attribute_noreturn() void fps_abort(FpsAbortReason reason, Oid relid);
 extern bool fps_wait_while_locked(FpsAccess *access, fps_u64 *word);

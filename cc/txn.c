@@ -49,7 +49,7 @@
 #define XXH_INLINE_ALL
 #include <xxhash.h>
 
-FpsTxn		fps_txn = {.last_rel = -1};
+FpsTxn		fps_txn = {.last_rel = -1, .pool_slot = -1};
 
 /*
  * > 0 while an ALTER TABLE on an fpsketch table runs.  Its reads of tables
@@ -77,6 +77,8 @@ static const char *const abort_detail[FPS_NUM_ABORT_REASONS] = {
 	[FPS_ABORT_WAIT_CYCLE] = "Waiting for the lock on a row of relation \"%s\" would close a cycle of waits (a deadlock) among transactions on fpsketch tables.",
 	[FPS_ABORT_SNAPSHOT_TOO_OLD] = "A row of relation \"%s\" was written by a transaction whose commit timestamp this timestamp snapshot can no longer find (snapshot too old).",
 	[FPS_ABORT_READ_ONLY_GUESS] = "The statement looked read-only, so it read at a timestamp without validation, but it writes relation \"%s\" (a function that writes but is not declared VOLATILE, or more statements in the same transaction).",
+	/* fps_abort_pool_held() says who holds the pool */
+	[FPS_ABORT_POOL_HELD] = "Other transactions hold the shared pool of pins; a row of relation \"%s\" could not be pinned.",
 };
 
 /*
@@ -186,15 +188,84 @@ map_find(fps_u64 key, uint32 *slot)
  * table's partitions, so that a pin fails only when the table is far too
  * small.  Past the budget, reads escalate to the relation's escalation key
  * and writes to ACCESS EXCLUSIVE (am/track.c); fps_txn_try_access() reports
- * the refusal.
+ * the refusal and pins_refusal says why.
  *
- * Shared: fps_counters->pool_pins, changed by atomic add and CAS only; a
- * backend returns its reservation at transaction end (or exit).
+ * The pool is shared between roles, too: the transactions of one login
+ * role may borrow fpsketch.max_pool_pins_per_role from it at once, in all
+ * (half the pool by default).  A per-transaction limit alone let two idle
+ * transactions of one role hold the whole pool, and every other role's
+ * writer that needed more than its backend's own share then failed with
+ * 40001 at every retry, for as long as they stayed idle.  The role is the
+ * one that authenticated the session (GetAuthenticatedUserId()), which
+ * neither SET ROLE nor a SECURITY DEFINER function changes, and superusers
+ * count like everyone (they may raise the limit for themselves).
+ *
+ * Shared: FpsPool, under its LWLock: one slot per login role whose open
+ * transactions hold a reservation (a transaction holds at most one, so
+ * MaxBackends slots are enough), and fps_counters->pool_pins, the pool's
+ * total, changed only under that lock (atomically, so that fpsketch_stats
+ * reads it without the lock).  A transaction takes the lock for each chunk
+ * it borrows (every FPS_POOL_CHUNK pins past its own share, never for the
+ * small transactions that stay within it), and once more when it ends: its
+ * COMMIT, ABORT or the backend's exit returns the whole reservation and
+ * leaves the slot when the role's last borrowing transaction ends.  Nothing
+ * between LWLockAcquire and LWLockRelease can ERROR.
  */
 #define FPS_POOL_CHUNK 64
 
+/* fps_txn.pins_refusal */
+typedef enum FpsPinRefusal
+{
+	FPS_PINS_GRANTED,
+	FPS_PINS_OWN_LIMIT,			/* the transaction alone took all it may */
+	FPS_PINS_ROLE_HELD,			/* the role's transactions hold its share */
+	FPS_PINS_POOL_HELD			/* other transactions hold the pool */
+} FpsPinRefusal;
+
+typedef struct FpsPoolSlot
+{
+	Oid			roleid;			/* login role; InvalidOid: free */
+	int			ntxns;			/* its open transactions that borrowed */
+	int			pins;			/* borrowed by them, in all */
+} FpsPoolSlot;
+
+typedef struct FpsPool
+{
+	LWLock	   *lock;
+	int			nslots;
+	FpsPoolSlot slots[FLEXIBLE_ARRAY_MEMBER];
+} FpsPool;
+
+static FpsPool *fps_pool = NULL;
+
 static int	pins_guaranteed = -1;	/* per backend */
 static int	pins_pool_size;
+static int	pool_slot_hint = 0;		/* where this backend's role was last */
+
+int
+fps_pool_slots(void)
+{
+	return MaxBackends;
+}
+
+Size
+fps_pool_shmem_size(void)
+{
+	return add_size(offsetof(FpsPool, slots),
+					mul_size(fps_pool_slots(), sizeof(FpsPoolSlot)));
+}
+
+/* Create (postmaster) or attach to the pool's accounting in mem. */
+void
+fps_pool_shmem_init(void *mem, bool found)
+{
+	fps_pool = (FpsPool *) mem;
+	if (found)
+		return;
+	memset(fps_pool, 0, fps_pool_shmem_size());
+	fps_pool->lock = &GetNamedLWLockTranche("fpsketch pool")->lock;
+	fps_pool->nslots = fps_pool_slots();
+}
 
 static void
 pin_budget_init(void)
@@ -214,50 +285,154 @@ pins_borrow_limit(void)
 	return Min(Max(fps_max_pins_per_transaction - pins_guaranteed, 0), pins_pool_size);
 }
 
+/* Fine pins the login role's transactions may borrow, in all. */
+static int
+pins_role_limit(void)
+{
+	if (fps_max_pool_pins_per_role < 0)
+		return pins_pool_size / 2;
+	return Min(fps_max_pool_pins_per_role, pins_pool_size);
+}
+
+/* The slot of role, or -1; under the pool's lock. */
+static int
+pool_find_role(Oid roleid)
+{
+	if (fps_pool->slots[pool_slot_hint].roleid == roleid)
+		return pool_slot_hint;
+	for (int i = 0; i < fps_pool->nslots; i++)
+		if (fps_pool->slots[i].roleid == roleid)
+			return pool_slot_hint = i;
+	return -1;
+}
+
+/*
+ * Borrow up to chunk pins for the transaction; under the pool's lock, no
+ * ERROR.  The first loan joins (or opens) the login role's slot.
+ */
+static FpsPinRefusal
+pool_borrow(int chunk)
+{
+	Oid			roleid = GetAuthenticatedUserId();
+	int			s = fps_txn.pool_slot;
+	int			role_pins;
+	int			pool_pins;
+
+	if (s < 0)
+		s = pool_find_role(roleid);
+	role_pins = s >= 0 ? fps_pool->slots[s].pins : 0;
+	if (role_pins >= pins_role_limit())
+		return FPS_PINS_ROLE_HELD;
+	pool_pins = (int) fps_atomic_load(&fps_counters->pool_pins);
+	if (pool_pins >= pins_pool_size)
+		return FPS_PINS_POOL_HELD;
+	chunk = Min(chunk, Min(pins_role_limit() - role_pins, pins_pool_size - pool_pins));
+	if (fps_txn.pool_slot < 0)
+	{
+		if (s < 0)
+		{
+			/* a free slot: there is one for every backend */
+			s = pool_find_role(InvalidOid);
+			if (s < 0)
+				return FPS_PINS_POOL_HELD;
+			fps_pool->slots[s].roleid = roleid;
+			Assert(fps_pool->slots[s].ntxns == 0 && fps_pool->slots[s].pins == 0);
+		}
+		fps_pool->slots[s].ntxns++;
+		fps_txn.pool_slot = s;
+	}
+	fps_pool->slots[s].pins += chunk;
+	fps_atomic_add(&fps_counters->pool_pins, chunk);
+	fps_txn.pool_reserved += chunk;
+	return FPS_PINS_GRANTED;
+}
+
 /* May the transaction pin one more fine key? */
 static bool
 pin_budget_allows(void)
 {
 	int			chunk;
-	fps_u64		used;
+	FpsPinRefusal result;
 
 	if (unlikely(pins_guaranteed < 0))
 		pin_budget_init();
 	if (fps_txn.nfine - pins_guaranteed < fps_txn.pool_reserved)
 		return true;
-	chunk = Min(FPS_POOL_CHUNK, pins_borrow_limit() - fps_txn.pool_reserved);
+	chunk = Min(FPS_POOL_CHUNK,
+				Min(pins_borrow_limit(), pins_role_limit()) - fps_txn.pool_reserved);
 	if (chunk <= 0)
-		return false;
-	used = fps_atomic_load(&fps_counters->pool_pins);
-	for (;;)
 	{
-		if (used >= (fps_u64) pins_pool_size)
-			return false;
-		chunk = Min(chunk, pins_pool_size - (int) used);
-		if (fps_atomic_cas(&fps_counters->pool_pins, &used, used + chunk))
-			break;
+		fps_txn.pins_refusal = FPS_PINS_OWN_LIMIT;
+		return false;
 	}
-	fps_txn.pool_reserved += chunk;
-	fps_txn.active = true;		/* the transaction's end returns it */
-	return true;
+	LWLockAcquire(fps_pool->lock, LW_EXCLUSIVE);
+	result = pool_borrow(chunk);
+	LWLockRelease(fps_pool->lock);
+	if (result == FPS_PINS_GRANTED)
+		fps_txn.active = true;	/* the transaction's end returns the loan */
+	fps_txn.pins_refusal = result;
+	return result == FPS_PINS_GRANTED;
 }
 
-/* Has the transaction pinned all it may borrow (not only what is left)? */
-bool
+/*
+ * Has the transaction pinned all it may borrow (not only what is left)?
+ * Which limit it reached: the smaller of its own and its role's.
+ */
+FpsPinLimit
 fps_txn_pin_limit_reached(void)
 {
+	int			own;
+	int			role;
+
 	if (unlikely(pins_guaranteed < 0))
 		pin_budget_init();
-	return fps_txn.nfine - pins_guaranteed >= pins_borrow_limit();
+	own = pins_borrow_limit();
+	role = pins_role_limit();
+	if (fps_txn.nfine - pins_guaranteed < Min(own, role))
+		return FPS_PIN_LIMIT_NONE;
+	return role < own ? FPS_PIN_LIMIT_ROLE : FPS_PIN_LIMIT_TRANSACTION;
 }
 
+/* Return the transaction's loan: COMMIT, ABORT or exit, so no ERROR. */
 static void
 pin_budget_release(void)
 {
-	if (fps_txn.pool_reserved > 0)
+	if (fps_txn.pool_slot >= 0)
+	{
+		FpsPoolSlot *slot = &fps_pool->slots[fps_txn.pool_slot];
+
+		LWLockAcquire(fps_pool->lock, LW_EXCLUSIVE);
+		Assert(slot->pins >= fps_txn.pool_reserved && slot->ntxns > 0);
+		slot->pins -= fps_txn.pool_reserved;
 		fps_atomic_sub(&fps_counters->pool_pins, fps_txn.pool_reserved);
+		if (--slot->ntxns == 0)
+			slot->roleid = InvalidOid;
+		LWLockRelease(fps_pool->lock);
+	}
+	fps_txn.pool_slot = -1;
 	fps_txn.pool_reserved = 0;
 	fps_txn.nfine = 0;
+	fps_txn.pins_refusal = FPS_PINS_GRANTED;
+}
+
+/* The roles that borrow from the pool now (fpsketch_pool_pins). */
+int
+fps_pool_role_stats(FpsPoolRoleStats *out, int max)
+{
+	int			n = 0;
+
+	LWLockAcquire(fps_pool->lock, LW_SHARED);
+	for (int i = 0; i < fps_pool->nslots && n < max; i++)
+	{
+		if (!OidIsValid(fps_pool->slots[i].roleid))
+			continue;
+		out[n].roleid = fps_pool->slots[i].roleid;
+		out[n].transactions = fps_pool->slots[i].ntxns;
+		out[n].pins = fps_pool->slots[i].pins;
+		n++;
+	}
+	LWLockRelease(fps_pool->lock);
+	return n;
 }
 
 /*
@@ -321,6 +496,66 @@ ts_base_snapshot(void)
 	if (ActiveSnapshotSet())
 		return GetActiveSnapshot();
 	return GetLatestSnapshot();
+}
+
+/*
+ * A write needed a pin that the pool would not lend, and its table could
+ * not be taken instead (am/track.c), while the transaction is still within
+ * what it may borrow alone: other transactions hold the pool, or the login
+ * role's share of it.  A retry can succeed once they end, so it is a 40001,
+ * whose DETAIL says who holds the pins (what fpsketch_pool_pins shows
+ * everyone anyway).  Not "the exact table is full": the table has room,
+ * the budget keeps it for others.
+ */
+void
+fps_abort_pool_held(Oid relid)
+{
+	char	   *relname = get_rel_name(relid);
+	Oid			me = GetAuthenticatedUserId();
+	Oid			top = InvalidOid;
+	int			top_pins = 0;
+	int			my_pins = 0;
+	int			total;
+	char	   *name;
+
+	LWLockAcquire(fps_pool->lock, LW_SHARED);
+	total = (int) fps_atomic_load(&fps_counters->pool_pins);
+	for (int i = 0; i < fps_pool->nslots; i++)
+	{
+		FpsPoolSlot *slot = &fps_pool->slots[i];
+
+		if (!OidIsValid(slot->roleid))
+			continue;
+		if (slot->roleid == me)
+			my_pins = slot->pins;
+		if (slot->pins > top_pins)
+		{
+			top = slot->roleid;
+			top_pins = slot->pins;
+		}
+	}
+	LWLockRelease(fps_pool->lock);
+
+	fps_atomic_add(&fps_counters->aborts[FPS_ABORT_POOL_HELD], 1);
+	if (fps_txn.pins_refusal == FPS_PINS_ROLE_HELD)
+	{
+		name = GetUserNameFromId(me, true);
+		ereport(ERROR,
+				(errcode(ERRCODE_T_R_SERIALIZATION_FAILURE),
+				 errmsg("could not serialize access due to the role's other transactions holding its share of the fpsketch pin pool"),
+				 errdetail("A row of relation \"%s\" could not be pinned: the transactions of role \"%s\" hold %d pins of the shared pool, the most one role may hold (fpsketch.max_pool_pins_per_role = %d).",
+						   relname ? relname : "?", name ? name : "?",
+						   my_pins, pins_role_limit()),
+				 errhint("The transaction might succeed if retried once the role's other transactions have ended; fpsketch_pool_pins shows what each role holds.")));
+	}
+	name = OidIsValid(top) ? GetUserNameFromId(top, true) : NULL;
+	ereport(ERROR,
+			(errcode(ERRCODE_T_R_SERIALIZATION_FAILURE),
+			 errmsg("could not serialize access due to other transactions holding the fpsketch pin pool"),
+			 errdetail("A row of relation \"%s\" could not be pinned: the shared pool is held by other transactions (%d of its %d pins); role \"%s\" holds the most, %d pins.",
+					   relname ? relname : "?", total, pins_pool_size,
+					   name ? name : "?", top_pins),
+			 errhint("The transaction might succeed if retried once they have ended; fpsketch_pool_pins shows what each role holds, and pg_terminate_backend() or idle_in_transaction_session_timeout ends idle transactions.")));
 }
 
 /*
@@ -421,6 +656,8 @@ fps_txn_try_access(fps_u64 key, Oid relid)
 	if (!pin_budget_allows())
 	{
 		fps_atomic_add(&fps_counters->pins_refused, 1);
+		if (fps_txn.pins_refusal == FPS_PINS_ROLE_HELD)
+			fps_atomic_add(&fps_counters->pins_refused_role, 1);
 		return NULL;
 	}
 	access = pin_access(key, relid, s);

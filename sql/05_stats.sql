@@ -133,6 +133,25 @@ INSERT INTO st_heap VALUES (1);
 SELECT count(*) FROM st_heap;
 SELECT increfs, commits, read_only_commits, floor_raises FROM fpsketch_stats;
 
+-- the shared pool of pins, by login role (fpsketch_pool_pins): a
+-- transaction that pins more row keys than its backend's own share
+-- (max_entries / 4 / max backends) borrows the rest in chunks of 64 for its
+-- login role, and its end returns them
+SHOW fpsketch.max_pool_pins_per_role;
+CREATE TABLE st_pool (id int PRIMARY KEY, v int) USING fpsketch;
+INSERT INTO st_pool SELECT g, 0 FROM generate_series(1, 1000) g;
+SELECT fpsketch_stats_reset();
+SET enable_seqscan = off;
+SET enable_bitmapscan = off;
+BEGIN;
+SELECT count(*) FROM st_pool WHERE id <= 1000;
+SELECT rolname = session_user AS mine, transactions, pins > 0 AS borrowed, pins % 64 AS rest
+FROM fpsketch_pool_pins;
+SELECT pool_pins = (SELECT sum(pins) FROM fpsketch_pool_pins) AS accounted FROM fpsketch_stats;
+COMMIT;
+SELECT count(*) AS roles FROM fpsketch_pool_pins;
+SELECT pool_pins, pins_refused, pins_refused_role, aborts_pool_held FROM fpsketch_stats;
+
 -- the reset function is for superusers only; fpsketch_stats() is not
 CREATE ROLE regress_fps_user;
 GRANT SELECT ON st TO regress_fps_user;
@@ -140,9 +159,25 @@ SET ROLE regress_fps_user;
 SELECT fpsketch_stats_reset();
 SELECT count(*) FROM st;
 SELECT protocol, pinned FROM fpsketch_stats();
+-- nor is the pool's limit per role; who borrows is for everyone to see
+SET fpsketch.max_pool_pins_per_role = 100000;
+SELECT count(*) FROM fpsketch_pool_pins;
 RESET ROLE;
 SELECT has_function_privilege('regress_fps_user', 'fpsketch_stats_reset()', 'EXECUTE');
 
-DROP TABLE st, st_tid, st_heap;
+-- a role that may borrow nothing from the pool, and may only insert (no
+-- ACCESS EXCLUSIVE instead): 500 rows, 1000 row and prefix keys, are more
+-- than its transaction may ever pin, a 54000 that names the limit
+SET fpsketch.max_pool_pins_per_role = 0;
+GRANT INSERT ON st_pool TO regress_fps_user;
+SET ROLE regress_fps_user;
+INSERT INTO st_pool SELECT g, 0 FROM generate_series(1001, 1500) g;
+RESET ROLE;
+RESET fpsketch.max_pool_pins_per_role;
+SELECT pool_pins, pins_refused > 0 AS refused, aborts_pool_held FROM fpsketch_stats;
+RESET enable_seqscan;
+RESET enable_bitmapscan;
+
+DROP TABLE st, st_tid, st_heap, st_pool;
 DROP ROLE regress_fps_user;
 SELECT pinned FROM fpsketch_stats;

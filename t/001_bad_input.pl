@@ -95,7 +95,10 @@ $node->safe_psql('postgres', 'SELECT fpsketch_stats_reset()');
 # pin budget (16 of the 64 entries here) the writer cannot have the table to
 # itself, so it fails, with 54000: without the table lock it can never pin
 # enough, and its HINT says how to get the lock.  Readers escalate instead.
-my $holder = FpsTest::Session->new($node);
+# (the holder is another login role: the writer's role share of the pool,
+# fpsketch.max_pool_pins_per_role, is then all its own)
+$node->safe_psql('postgres', 'CREATE ROLE fps_holder LOGIN; GRANT SELECT ON big TO fps_holder');
+my $holder = FpsTest::Session->new($node, user => 'fps_holder');
 $holder->query('BEGIN');
 $holder->query('SELECT v FROM big WHERE id = 200');
 {

@@ -294,6 +294,7 @@ for my $round (1 .. 10)
 		qq{BEGIN;
 		SET LOCAL fpsketch.escalation_threshold = 1000000;
 		SET LOCAL fpsketch.max_pins_per_transaction = 200000;
+		SET LOCAL fpsketch.max_pool_pins_per_role = 200000;
 		SET LOCAL enable_seqscan = off;
 		SET LOCAL enable_bitmapscan = off;
 		SELECT count(*) FROM big WHERE id BETWEEN 1 AND 100000;
@@ -336,6 +337,7 @@ foreach my $case ('statement_timeout', 'idle_in_transaction_session_timeout')
 		qq{BEGIN;
 		SET LOCAL fpsketch.escalation_threshold = 1000000;
 		SET LOCAL fpsketch.max_pins_per_transaction = 200000;
+		SET LOCAL fpsketch.max_pool_pins_per_role = 200000;
 		SET LOCAL enable_seqscan = off;
 		SET LOCAL enable_bitmapscan = off;
 		SELECT count(*) FROM big WHERE id BETWEEN 1 AND 100000;

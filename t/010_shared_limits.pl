@@ -9,12 +9,24 @@
 #      (100,000 absent-key probes of its own 10-row table, each in an
 #      EXCEPTION block), from two connections at once: it cannot raise
 #      fpsketch.escalation_threshold or fpsketch.max_pins_per_transaction,
-#      its pins stop at its share, and meanwhile another database's
-#      transactions all commit;
+#      its pins stop at its share (the second connection borrows nothing:
+#      the first holds the role's half of the pool), and meanwhile another
+#      database's transactions all commit;
 #  (c) INSERT privilege is not enough to take ACCESS EXCLUSIVE on someone
 #      else's table: past its budget, the unprivileged writer fails (54000)
 #      instead of escalating, and the owner's reads never wait;
-#  (d) STO: an uncommitted INSERT no longer fails the readers of its table
+#  (d) one role's idle transactions (three, each reading 1000 rows of up to
+#      18 tables) hold at most fpsketch.max_pool_pins_per_role, half the
+#      pool, whatever SET ROLE says: another role's INSERT of 500 rows into
+#      a table it may only insert into, which cannot escalate, commits (it
+#      used to fail with 40001 at every retry, "exact table is full").  The
+#      hog's own writer gets a 40001 naming its role's share; with two roles
+#      at their shares the pool is full and the writer's 40001 says that the
+#      pool is held, and by whom, and a retry commits once they end.  The
+#      per-role accounting (fpsketch_pool_pins, pool_pins) returns to zero
+#      after COMMIT, after ROLLBACK of a failed transaction and after
+#      pg_terminate_backend();
+#  (e) STO: an uncommitted INSERT no longer fails the readers of its table
 #      (they read at once; the older inserter fails at its commit instead),
 #      and DROP INDEX IF EXISTS of no index, which needs no privilege, does
 #      not raise the floor that fails STO's older transactions.
@@ -113,8 +125,9 @@ for my $i (1 .. 2)
 	  . "pins_refused $s->{pins_refused}";
 	ok($s->{pinned} <= $pool + 2 * int($s->{max_entries} / 4),
 		"(b) two abusers pin no more than the pool and their own shares ($s->{pinned} pinned)");
-	is($s->{pool_pins}, $pool, '(b) ... they have taken the whole shared pool');
-	ok($s->{pins_refused} > 0, '(b) ... and were refused past their share');
+	is($s->{pool_pins}, int($pool / 2), '(b) ... they have taken half the shared pool, their role\'s share');
+	ok($s->{pins_refused} > 0 && $s->{pins_refused_role} > 0,
+		"(b) ... and were refused past their share ($s->{pins_refused_role} of $s->{pins_refused} refusals for the role's)");
 
 	# another database's transactions, 20 reads and a write each, all commit
 	my $v = FpsTest::Session->new($node, db => 'victimdb', app => 'fps_victim');
@@ -184,11 +197,164 @@ $node->safe_psql(
 		'(c) no write escalation happened');
 }
 
-my @bad = log_problems($node, $log_from, allowed => [qw(40001 42501 54000 25P02)]);
-is(join("\n", @bad), '', '(a-c) no unexpected error, no crash in the server log');
+# ---------------------------------------------------------------------------
+# (d) one role cannot hold the pool that others' writers need
+# ---------------------------------------------------------------------------
+$node->safe_psql(
+	'postgres', q{
+	CREATE ROLE hog LOGIN;
+	CREATE ROLE hog2 LOGIN;
+	CREATE ROLE inserter LOGIN;
+	GRANT hog2 TO hog;
+	CREATE SCHEMA hs AUTHORIZATION hog;
+	SET ROLE hog;
+	DO $$ BEGIN
+	  FOR t IN 1..18 LOOP
+	    EXECUTE format('CREATE TABLE hs.t%s (id int PRIMARY KEY, v int NOT NULL) USING fpsketch', t);
+	    EXECUTE format('INSERT INTO hs.t%s SELECT g, 0 FROM generate_series(1, 1000) g', t);
+	  END LOOP;
+	END $$;
+	GRANT USAGE ON SCHEMA hs TO hog2;
+	GRANT SELECT ON ALL TABLES IN SCHEMA hs TO hog2;
+	RESET ROLE;
+	VACUUM ANALYZE;
+	CREATE TABLE public.ledger (id int PRIMARY KEY, v int NOT NULL) USING fpsketch;
+	ALTER TABLE public.ledger OWNER TO victim;
+	GRANT INSERT ON public.ledger TO inserter, hog;
+	SELECT fpsketch_stats_reset();});
+my $max_entries = stats($node)->{max_entries};
+my $pool = int($max_entries / 2);
+my $role_share = int($pool / 2);
+
+# 1000 row reads of each table given (the escalation threshold: no read
+# escalates), in a transaction left open
+sub hog_reads
+{
+	my (@tables) = @_;
+	return 'SET enable_seqscan = off; SET enable_bitmapscan = off; BEGIN;'
+	  . join('', map { " SELECT count(*) FROM hs.t$_ WHERE id <= 1000;" } @tables);
+}
+
+# the roles that borrow, as "role:transactions:pins,..."
+sub pool_roles
+{
+	my ($ret, $out, $err) = $node->psql('postgres',
+		q{SELECT coalesce(string_agg(rolname || ':' || transactions || ':' || pins, ',' ORDER BY rolname), '')
+		  FROM fpsketch_pool_pins});
+	return $ret == 0 ? $out : $err;
+}
+
+my $ledger_id = 0;
+
+# an INSERT of 500 new rows into public.ledger by $user, as its own
+# transaction; its error, or ''
+sub insert_500
+{
+	my ($user) = @_;
+	my ($from, $to) = ($ledger_id + 1, $ledger_id + 500);
+	my ($ret, $out, $err) = $node->psql('postgres',
+		"\\set VERBOSITY verbose\nINSERT INTO public.ledger SELECT g, 0 FROM generate_series($from, $to) g",
+		extra_params => [ '-U', $user ]);
+	$err =~ s/\nLOCATION:.*//s;
+	$ledger_id = $to if $err eq '';
+	return $err;
+}
+
+{
+	my @hogs;
+	for my $tables ([ 1 .. 9 ], [ 10 .. 18 ], [ 1 .. 18 ])
+	{
+		my $h = FpsTest::Session->new($node, user => 'hog', app => 'fps_hog');
+		my (undef, $err) = $h->query(hog_reads(@$tables));
+		is($err, '', sprintf('(d) hog %d reads 1000 rows of each of %d tables and stays idle',
+				scalar(@hogs) + 1, scalar(@$tables)));
+		push @hogs, $h;
+	}
+	# another role's write that needs the pool: INSERT only, so it cannot
+	# escalate to ACCESS EXCLUSIVE; every one commits
+	my @errs = map { insert_500('inserter') } 1 .. 3;
+	is(join('|', @errs), '||',
+		'(d) meanwhile three INSERTs of 500 rows by a role with only INSERT privilege commit')
+	  or diag $errs[0];
+	is($node->safe_psql('postgres', 'SELECT count(*) FROM public.ledger'), '1500',
+		'(d) ... and their rows are there');
+
+	my $s = stats($node);
+	note "(d) hogs idle: pinned $s->{pinned}, pool_pins $s->{pool_pins} of $pool, "
+	  . "pins_refused $s->{pins_refused} ($s->{pins_refused_role} for the role's share)";
+	is(pool_roles(), "hog:2:$role_share",
+		"(d) the three hogs hold their role's share, half the pool ($role_share pins, two of them borrowed)");
+	is($s->{pool_pins}, $role_share, '(d) ... and nobody else holds any of the pool');
+	ok($s->{pins_refused_role} > 0, '(d) ... the third hog was refused for the role\'s share');
+
+	# nor can a fourth session raise its share, and SET ROLE does not move
+	# pins to another role's account
+	my $h4 = FpsTest::Session->new($node, user => 'hog', app => 'fps_hog');
+	my (undef, $err) = $h4->query('SET fpsketch.max_pool_pins_per_role = 1000000');
+	like($err, qr/42501: permission denied to set parameter "fpsketch\.max_pool_pins_per_role"/,
+		'(d) the hog cannot raise fpsketch.max_pool_pins_per_role');
+	(undef, $err) = $h4->query('SET ROLE hog2; ' . hog_reads(1 .. 18));
+	is($err, '', '(d) a fourth hog session, SET ROLE hog2, reads 18,000 rows');
+	is(pool_roles(), "hog:2:$role_share", '(d) ... and still borrows nothing: it is hog who logged in');
+	$h4->query('ROLLBACK');
+	$h4->close;
+
+	# the hog's own writer: its role's share is taken by its other
+	# transactions, which a retry can outlast: 40001, and it says so
+	$err = insert_500('hog');
+	like($err,
+		qr/ERROR:  40001: could not serialize access due to the role's other transactions holding its share of the fpsketch pin pool\nDETAIL:  A row of relation "ledger" could not be pinned: the transactions of role "hog" hold $role_share pins of the shared pool, the most one role may hold \(fpsketch\.max_pool_pins_per_role = $role_share\)\.\nHINT:  The transaction might succeed if retried once the role's other transactions have ended/,
+		'(d) the hog\'s own INSERT of 500 rows fails with 40001 naming its role\'s share')
+	  or diag $err;
+
+	# a second role at its share: now the pool is full, and the writer's
+	# 40001 says who holds it (not that the exact table is full)
+	my $h2 = FpsTest::Session->new($node, user => 'hog2', app => 'fps_hog2');
+	(undef, $err) = $h2->query(hog_reads(1 .. 18));
+	is($err, '', '(d) hog2 (another role) reads 18,000 rows and stays idle');
+	is(pool_roles(), "hog:2:$role_share,hog2:1:$role_share", '(d) ... holding its own role\'s share');
+	$err = insert_500('inserter');
+	like($err,
+		qr/ERROR:  40001: could not serialize access due to other transactions holding the fpsketch pin pool\nDETAIL:  A row of relation "ledger" could not be pinned: the shared pool is held by other transactions \($pool of its $pool pins\); role "hog2?" holds the most, $role_share pins\.\nHINT:  The transaction might succeed if retried once they have ended; fpsketch_pool_pins shows what each role holds/,
+		'(d) with two roles at their shares the pool is full: the INSERT gets 40001 saying who holds the pool')
+	  or diag $err;
+	unlike($err, qr/exact table is full/, '(d) ... and not that the exact table is full');
+	is(stats($node)->{aborts_pool_held}, '2', '(d) ... counted in aborts_pool_held (with the hog\'s)');
+	$h2->query('COMMIT');
+	$h2->close;
+	is(insert_500('inserter'), '', '(d) once hog2 has ended, the retry commits');
+
+	# the hogs end: by COMMIT, by ROLLBACK of a failed transaction, and by
+	# pg_terminate_backend() while idle in transaction
+	$hogs[0]->query('COMMIT');
+	$hogs[0]->close;
+	my $left = pool_roles();
+	like($left, qr/^hog:1:\d+$/, "(d) the first hog commits: one borrowing transaction left ($left)");
+	(undef, $err) = $hogs[1]->query('SELECT 1 / 0');
+	like($err, qr/22012/, '(d) the second hog fails');
+	$hogs[1]->query('ROLLBACK');
+	$hogs[1]->close;
+	is(pool_roles(), '', '(d) ... and rolls back: its role borrows nothing any more');
+	my $pid = $hogs[2]->pid;
+	(undef, $err) = $hogs[2]->query(hog_reads(1 .. 18) =~ s/BEGIN;/COMMIT; BEGIN;/r);
+	is($err, '', '(d) the third hog commits and reads 18,000 rows again');
+	is(pool_roles(), "hog:1:$role_share", '(d) the third hog, alone now, borrows its role\'s share');
+	$node->safe_psql('postgres', "SELECT pg_terminate_backend($pid)");
+	$node->poll_query_until('postgres',
+		"SELECT count(*) = 0 FROM pg_stat_activity WHERE pid = $pid")
+	  or die "backend $pid did not exit";
+	$hogs[2]->close;
+	is(pool_roles(), '', '(d) ... and once terminated, it holds nothing');
+	$s = wait_idle($node);
+	is("$s->{pinned}|$s->{pool_pins}|$s->{lock_leaks}|$s->{aborts_table_full}", '0|0|0|0',
+		'(d) all ended: nothing pinned or borrowed, no lock bit leaked, no table-full abort');
+}
+
+my @bad = log_problems($node, $log_from, allowed => [qw(40001 42501 54000 25P02 22012 57P01)]);
+is(join("\n", @bad), '', '(a-d) no unexpected error, no crash in the server log');
 
 # ---------------------------------------------------------------------------
-# (d) STO: an insert in flight and no-op DDL do not fail readers
+# (e) STO: an insert in flight and no-op DDL do not fail readers
 # ---------------------------------------------------------------------------
 SKIP:
 {
@@ -208,10 +374,10 @@ SKIP:
 	my $t0 = time;
 	my ($out, $err) = $r->query('SELECT count(*) FROM q');
 	my $took = time - $t0;
-	is("$out|$err", '100|', '(d) STO: a reader of a table with an uncommitted insert reads at once');
-	ok($took < 0.5, sprintf('(d) ... without waiting (%.3f s; it used to wait deadlock_timeout, then fail)', $took));
+	is("$out|$err", '100|', '(e) STO: a reader of a table with an uncommitted insert reads at once');
+	ok($took < 0.5, sprintf('(e) ... without waiting (%.3f s; it used to wait deadlock_timeout, then fail)', $took));
 	(undef, $err) = $ins->query('COMMIT');
-	like($err, qr/40001/, '(d) ... and the older inserter, which that read would have to see, fails at its commit');
+	like($err, qr/40001/, '(e) ... and the older inserter, which that read would have to see, fails at its commit');
 	$ins->close;
 	$r->close;
 
@@ -231,18 +397,18 @@ SKIP:
 			  . (101 - $t) . ";\nCOMMIT;");
 		if ($e eq '') { $ok++; } else { $failed++; $reader->query('ROLLBACK'); }
 	}
-	is("$ok|$failed", '100|0', '(d) STO: 100 read-only transactions commit beside 100 no-op DROP INDEX');
+	is("$ok|$failed", '100|0', '(e) STO: 100 read-only transactions commit beside 100 no-op DROP INDEX');
 	is($node->safe_psql('postgres', 'SELECT floor_raises FROM fpsketch_stats'), '0',
-		'(d) ... which never raised the floor');
+		'(e) ... which never raised the floor');
 	$dropper->query('CREATE TABLE dq (id int PRIMARY KEY, v int) USING fpsketch; CREATE INDEX dq_v ON dq (v)');
 	$node->safe_psql('postgres', 'SELECT fpsketch_stats_reset()');
 	$dropper->query('DROP INDEX dq_v');
 	is($node->safe_psql('postgres', 'SELECT floor_raises FROM fpsketch_stats'), '1',
-		"(d) dropping an index of an fpsketch table does (a replica identity's loss changes row keys)");
+		"(e) dropping an index of an fpsketch table does (a replica identity's loss changes row keys)");
 	$dropper->close;
 	$reader->close;
 	@bad = log_problems($node, $log_from);
-	is(join("\n", @bad), '', '(d) no unexpected error, no crash in the server log');
+	is(join("\n", @bad), '', '(e) no unexpected error, no crash in the server log');
 }
 
 done_testing();
