@@ -48,6 +48,8 @@ fps_scan_begin(Relation rel, Snapshot snapshot, int nkeys,
 			   struct ScanKeyData *key, ParallelTableScanDesc pscan,
 			   uint32 flags)
 {
+	CommandId	curcid = InvalidCommandId;
+
 	if (snapshot != NULL && IsMVCCSnapshot(snapshot) && pscan == NULL &&
 		(flags & (SO_TYPE_SEQSCAN | SO_TYPE_BITMAPSCAN | SO_TYPE_SAMPLESCAN |
 				  SO_TYPE_TIDSCAN | SO_TYPE_TIDRANGESCAN)))
@@ -64,6 +66,7 @@ fps_scan_begin(Relation rel, Snapshot snapshot, int nkeys,
 		else if (fps_ts_read_of(rel, snapshot))
 		{
 			fps_ts_scan_start(rel, (flags & SO_TYPE_SEQSCAN) != 0);
+			curcid = snapshot->curcid;
 			if (flags & SO_TEMP_SNAPSHOT)
 				UnregisterSnapshot(snapshot);
 			snapshot = SnapshotAny;
@@ -76,7 +79,8 @@ fps_scan_begin(Relation rel, Snapshot snapshot, int nkeys,
 		TableScanDesc scan = heap_routine->scan_begin(rel, snapshot, nkeys, key,
 													  pscan, flags);
 
-		fps_ts_scan_of(scan, true);
+		fps_ts_scan_of(scan, true)->curcid =
+			curcid != InvalidCommandId ? curcid : GetCurrentCommandId(false);
 		return scan;
 	}
 	return heap_routine->scan_begin(rel, snapshot, nkeys, key, pscan, flags);
@@ -87,6 +91,15 @@ static inline bool
 scan_at_timestamp(TableScanDesc scan)
 {
 	return (scan->rs_flags & FPS_SO_TIMESTAMP) != 0;
+}
+
+/* Is the version in slot, which a scan at a timestamp found, to be read? */
+static inline bool
+ts_visible_in_scan(TableScanDesc scan, TupleTableSlot *slot)
+{
+	FpsTsScan  *s = fps_ts_scan_of(scan, false);
+
+	return fps_ts_visible(scan->rs_rd, slot, s, s->curcid);
 }
 
 static void
@@ -147,7 +160,7 @@ fps_scan_getnextslot(TableScanDesc scan, ScanDirection direction,
 	if (scan_at_timestamp(scan))
 	{
 		while (heap_routine->scan_getnextslot(scan, direction, slot))
-			if (fps_ts_visible(scan->rs_rd, slot, fps_ts_scan_of(scan, false)))
+			if (ts_visible_in_scan(scan, slot))
 				return true;
 		return false;
 	}
@@ -158,6 +171,28 @@ fps_scan_getnextslot(TableScanDesc scan, ScanDirection direction,
 	return true;
 }
 
+/*
+ * At a timestamp a row's version in the range may have a predecessor
+ * outside it, which the walk must start from (am/visibility.c): heap scans
+ * the whole relation, and fps_ts_visible() keeps the range.
+ */
+static void
+fps_scan_set_tidrange(TableScanDesc scan, ItemPointer mintid, ItemPointer maxtid)
+{
+	if (scan_at_timestamp(scan))
+	{
+		ItemPointerData first;
+		ItemPointerData last;
+
+		fps_ts_scan_set_range(fps_ts_scan_of(scan, false), mintid, maxtid);
+		ItemPointerSet(&first, 0, FirstOffsetNumber);
+		ItemPointerSet(&last, MaxBlockNumber, MaxOffsetNumber);
+		heap_routine->scan_set_tidrange(scan, &first, &last);
+		return;
+	}
+	heap_routine->scan_set_tidrange(scan, mintid, maxtid);
+}
+
 static bool
 fps_scan_getnextslot_tidrange(TableScanDesc scan, ScanDirection direction,
 							  TupleTableSlot *slot)
@@ -165,7 +200,7 @@ fps_scan_getnextslot_tidrange(TableScanDesc scan, ScanDirection direction,
 	if (scan_at_timestamp(scan))
 	{
 		while (heap_routine->scan_getnextslot_tidrange(scan, direction, slot))
-			if (fps_ts_visible(scan->rs_rd, slot, fps_ts_scan_of(scan, false)))
+			if (ts_visible_in_scan(scan, slot))
 				return true;
 		return false;
 	}
@@ -182,7 +217,8 @@ fps_scan_getnextslot_tidrange(TableScanDesc scan, ScanDirection direction,
  */
 static bool
 index_fetch_at_timestamp(struct IndexFetchTableData *scan, ItemPointer tid,
-						 TupleTableSlot *slot, bool *call_again, bool *all_dead)
+						 Snapshot snapshot, TupleTableSlot *slot,
+						 bool *call_again, bool *all_dead)
 {
 	bool		again = *call_again;
 
@@ -192,7 +228,8 @@ index_fetch_at_timestamp(struct IndexFetchTableData *scan, ItemPointer tid,
 		if (!heap_routine->index_fetch_tuple(scan, tid, SnapshotAny, slot,
 											 &again, all_dead))
 			return false;
-		if (fps_ts_visible(scan->rel, slot, &((FpsIndexFetch *) scan)->ts))
+		if (fps_ts_visible(scan->rel, slot, &((FpsIndexFetch *) scan)->ts,
+						   snapshot->curcid))
 			return true;		/* one version per row is at ts */
 		if (!again)
 			return false;
@@ -206,7 +243,7 @@ fps_index_fetch_tuple(struct IndexFetchTableData *scan, ItemPointer tid,
 {
 	snapshot = fps_index_predicate_snapshot((FpsIndexFetch *) scan, snapshot);
 	if (fps_ts_read_of(scan->rel, snapshot))
-		return index_fetch_at_timestamp(scan, tid, slot, call_again, all_dead);
+		return index_fetch_at_timestamp(scan, tid, snapshot, slot, call_again, all_dead);
 	if (!heap_routine->index_fetch_tuple(scan, tid, snapshot, slot,
 										 call_again, all_dead))
 		return false;
@@ -229,7 +266,7 @@ fps_tuple_fetch_row_version(Relation rel, ItemPointer tid, Snapshot snapshot,
 	{
 		fps_ts_relation_check(rel);
 		return heap_routine->tuple_fetch_row_version(rel, tid, SnapshotAny, slot) &&
-			fps_ts_visible(rel, slot, NULL);
+			fps_ts_visible(rel, slot, NULL, snapshot->curcid);
 	}
 	found = heap_routine->tuple_fetch_row_version(rel, tid,
 												  fresh ? fresh : snapshot, slot);
@@ -265,7 +302,7 @@ fps_scan_bitmap_next_tuple(TableScanDesc scan, struct TBMIterateResult *tbmres,
 	if (scan_at_timestamp(scan))
 	{
 		while (heap_routine->scan_bitmap_next_tuple(scan, tbmres, slot))
-			if (fps_ts_visible(scan->rs_rd, slot, fps_ts_scan_of(scan, false)))
+			if (ts_visible_in_scan(scan, slot))
 				return true;
 		return false;
 	}
@@ -283,7 +320,7 @@ fps_scan_sample_next_tuple(TableScanDesc scan, struct SampleScanState *scanstate
 	if (scan_at_timestamp(scan))
 	{
 		while (heap_routine->scan_sample_next_tuple(scan, scanstate, slot))
-			if (fps_ts_visible(scan->rs_rd, slot, fps_ts_scan_of(scan, false)))
+			if (ts_visible_in_scan(scan, slot))
 				return true;
 		return false;
 	}
@@ -491,6 +528,7 @@ fps_table_am_routine(void)
 		fps_routine.scan_rescan = fps_scan_rescan;
 		fps_routine.scan_end = fps_scan_end;
 		fps_routine.scan_getnextslot = fps_scan_getnextslot;
+		fps_routine.scan_set_tidrange = fps_scan_set_tidrange;
 		fps_routine.scan_getnextslot_tidrange = fps_scan_getnextslot_tidrange;
 		fps_routine.index_fetch_begin = fps_index_fetch_begin;
 		fps_routine.index_fetch_reset = fps_index_fetch_reset;

@@ -87,6 +87,10 @@ typedef struct FpsTsScan
 	HTAB	   *returned;		/* versions a successor walk can reach again,
 								 * each with the place it was returned from;
 								 * created on first use */
+	CommandId	curcid;			/* table scans: their MVCC snapshot's */
+	bool		has_range;		/* a TID-range scan: what it returns */
+	ItemPointerData mintid;
+	ItemPointerData maxtid;
 } FpsTsScan;
 
 /* ---- predicate.c ---- */
@@ -144,9 +148,11 @@ extern bool fps_ts_mode(Snapshot snapshot);
 extern bool fps_ts_read_of(Relation rel, Snapshot snapshot);
 extern void fps_ts_scan_start(Relation rel, bool sequential);
 extern void fps_ts_relation_check(Relation rel);
-extern bool fps_ts_visible(Relation rel, TupleTableSlot *slot, FpsTsScan *scan);
+extern bool fps_ts_visible(Relation rel, TupleTableSlot *slot, FpsTsScan *scan,
+						   CommandId curcid);
 extern FpsTsScan *fps_ts_scan_of(TableScanDesc scan, bool begin);
 extern void fps_ts_scan_reset(FpsTsScan *scan);
+extern void fps_ts_scan_set_range(FpsTsScan *scan, ItemPointer mintid, ItemPointer maxtid);
 extern void fps_ts_scan_forget(TableScanDesc scan);
 extern void fps_ts_escalate(FpsRelInfo *info, FpsRelState *rs);
 extern void fps_ts_read_predicate(FpsRelInfo *info, fps_u64 key, bool is_prefix);

@@ -64,8 +64,9 @@
  * same pass (a cursor moving backward, a turn of direction, a restored mark)
  * returns the same version again; another place never does.  Writers that
  * had completed by that snapshot made their versions before any scan of the
- * transaction began.  A TID-range scan returns a successor only within its
- * range (the executor does not check the range again).  An index scan
+ * transaction began.  A TID-range scan covers the whole relation, since a
+ * version in its range may have a predecessor outside it, and returns only
+ * what its range holds (the executor does not check the range again).  An index scan
  * follows a hop to a new index entry only if the index's key columns are
  * unchanged and the new version satisfies a partial index's predicate (then
  * it satisfies the scan's index quals and the quals the planner dropped as
@@ -83,12 +84,15 @@
  */
 #include "postgres.h"
 
+#include "access/genam.h"
 #include "access/heapam.h"
 #include "access/htup_details.h"
 #include "access/multixact.h"
 #include "access/subtrans.h"
 #include "access/transam.h"
 #include "access/xact.h"
+#include "catalog/indexing.h"
+#include "catalog/pg_class.h"
 #include "executor/executor.h"
 #include "miscadmin.h"
 #include "storage/bufmgr.h"
@@ -96,6 +100,7 @@
 #include "storage/proc.h"
 #include "storage/procarray.h"
 #include "utils/datum.h"
+#include "utils/fmgroids.h"
 #include "utils/memutils.h"
 #include "utils/rel.h"
 #include "utils/snapmgr.h"
@@ -296,14 +301,15 @@ typedef enum VersionAtTs
  * Is the version whose header is h the row's version at ts?  Unsettled
  * transactions count as after ts when unsettled_is_after (the version's key
  * has been raised), else the answer may be VERSION_UNSETTLED; *waitfor then
- * names the running transaction.  The transaction's own writes are seen by
- * later commands, as under an MVCC snapshot.
+ * names the running transaction.  The transaction's own writes are seen as
+ * under the MVCC snapshot the read was given: those of commands before its
+ * curcid, not those made while a scan is open (a cursor's loop that updates
+ * the rows it reads, a trigger's writes: the Halloween problem).
  */
 static VersionAtTs
 version_at_ts(VersionHeader *h, bool unsettled_is_after, Oid relid,
-			  TransactionId *waitfor)
+			  TransactionId *waitfor, CommandId curcid)
 {
-	CommandId	curcid = GetCurrentCommandId(false);
 	XidAtTs		created;
 	XidAtTs		replaced;
 	bool		unsettled = false;
@@ -335,22 +341,43 @@ version_at_ts(VersionHeader *h, bool unsettled_is_after, Oid relid,
 }
 
 /*
- * A writer the relation was changed by after ts (TRUNCATE, a rewrite, DDL)
- * may have taken away the versions ts reads: snapshot too old.  Asked once
- * per relation and transaction, of its pg_class row's creator.
+ * A writer that gave the relation new storage after ts (TRUNCATE, a
+ * rewrite) took away the versions ts reads: snapshot too old.  Asked once
+ * per relation and transaction.  A change of its pg_class row alone (GRANT,
+ * ALTER TABLE ... SET, statistics) leaves the versions where they were: the
+ * storage is compared with the one the transaction's first snapshot shows.
  */
 static void
 relation_unchanged_since_ts(Relation rel)
 {
-	HeapTuple	tup = SearchSysCache1(RELOID, ObjectIdGetDatum(RelationGetRelid(rel)));
+	Oid			relid = RelationGetRelid(rel);
+	HeapTuple	tup = SearchSysCache1(RELOID, ObjectIdGetDatum(relid));
 	TransactionId xmin;
+	Relation	pg_class;
+	ScanKeyData key;
+	SysScanDesc scan;
+	bool		same_storage = false;
 
 	if (!HeapTupleIsValid(tup))
 		return;
 	xmin = HeapTupleHeaderGetXmin(tup->t_data);
 	ReleaseSysCache(tup);
-	if (xid_at_ts(xmin, RelationGetRelid(rel)) == XID_AFTER)
-		snapshot_too_old(RelationGetRelid(rel));
+	if (xid_at_ts(xmin, relid) != XID_AFTER)
+		return;
+
+	pg_class = table_open(RelationRelationId, AccessShareLock);
+	ScanKeyInit(&key, Anum_pg_class_oid, BTEqualStrategyNumber, F_OIDEQ,
+				ObjectIdGetDatum(relid));
+	scan = systable_beginscan(pg_class, ClassOidIndexId, true,
+							  fps_txn.ts_snapshot, 1, &key);
+	tup = systable_getnext(scan);
+	if (HeapTupleIsValid(tup))
+		same_storage = ((Form_pg_class) GETSTRUCT(tup))->relfilenode ==
+			rel->rd_rel->relfilenode;
+	systable_endscan(scan);
+	table_close(pg_class, AccessShareLock);
+	if (!same_storage)
+		snapshot_too_old(relid);
 }
 
 /*
@@ -394,7 +421,8 @@ fps_ts_escalate(FpsRelInfo *info, FpsRelState *rs)
  * aborted): the caller judges it again.
  */
 static bool
-raise_row_keys(Relation rel, FpsRelInfo *info, TupleTableSlot *slot)
+raise_row_keys(Relation rel, FpsRelInfo *info, TupleTableSlot *slot,
+			   CommandId curcid)
 {
 	fps_u64		key = fps_key_from_slot(rel, info, slot);
 
@@ -415,7 +443,7 @@ raise_row_keys(Relation rel, FpsRelInfo *info, TupleTableSlot *slot)
 			 * insert, another row with the same key), and the key names it.
 			 */
 			read_header(slot, &h);
-			switch (version_at_ts(&h, false, info->relid, &waitfor))
+			switch (version_at_ts(&h, false, info->relid, &waitfor, curcid))
 			{
 				case VERSION_UNSETTLED:
 					break;
@@ -496,18 +524,17 @@ returned_before(FpsTsScan *scan, TupleTableSlot *slot, VersionHeader *h,
 }
 
 /*
- * Does a TID-range scan's range hold tid?  Heap hands out only what it
- * holds, and the executor does not check the range again.
+ * Does a TID-range scan's range hold tid?  At ts heap scans the whole
+ * relation for it (fps_scan_set_tidrange), and the executor does not check
+ * the range again.
  */
 static bool
 within_scan_range(FpsTsScan *scan, ItemPointer tid)
 {
-	const TableScanDescData *tscan = scan != NULL ? scan->owner : NULL;
-
-	if (tscan == NULL || !(tscan->rs_flags & SO_TYPE_TIDRANGESCAN))
+	if (scan == NULL || !scan->has_range)
 		return true;
-	return ItemPointerCompare(tid, unconstify(ItemPointerData *, &tscan->rs_mintid)) >= 0 &&
-		ItemPointerCompare(tid, unconstify(ItemPointerData *, &tscan->rs_maxtid)) <= 0;
+	return ItemPointerCompare(tid, &scan->mintid) >= 0 &&
+		ItemPointerCompare(tid, &scan->maxtid) <= 0;
 }
 
 /*
@@ -619,6 +646,40 @@ fetch_successor(Relation rel, TupleTableSlot *slot, VersionHeader *h, FpsTsScan 
 }
 
 /*
+ * STO and MVTO: is the version in slot the insert of a writer still in
+ * flight (neither validated nor ended), into a predicate that this
+ * transaction has read at ts (the row's relation, escalation or prefix
+ * key)?  That read raised the predicate's readers_rts to ts, after waiting
+ * for the writers then committing, so an older inserter fails at its
+ * commit (sto_pre_commit) and a younger one is after ts anyway: the version
+ * is not at ts, and the reader need not wait for the inserter.  An open
+ * INSERT must not hold up every reader of its table.
+ */
+static bool
+insert_after_ts(FpsRelInfo *info, TupleTableSlot *slot, VersionHeader *h)
+{
+	fps_u64		keys[FPS_MAX_ROW_PREDICATES + 2];
+	fps_u64		commit_ts;
+	int			nkeys;
+
+	if (!fps_timestamp_ordered() || h->is_update || h->xmin_frozen ||
+		!TransactionIdIsNormal(h->xmin) ||
+		TransactionIdIsCurrentTransactionId(h->xmin) ||
+		!TransactionIdIsInProgress(h->xmin))
+		return false;
+	if (fps_commit_ts_lookup(SubTransGetTopmostTransaction(h->xmin), &commit_ts, NULL) !=
+		FPS_CTS_UNKNOWN)
+		return false;			/* validated: its outcome decides */
+	nkeys = fps_prefix_keys_of_row(info, slot, keys);
+	keys[nkeys++] = info->relation_key;
+	keys[nkeys++] = info->escalation_key;
+	for (int i = 0; i < nkeys; i++)
+		if (cc_ts_predicate_raised(keys[i]))
+			return true;
+	return false;
+}
+
+/*
  * Is the version in slot (a buffer tuple of rel, found with SnapshotAny)
  * the one to read at the transaction's ts?  Reads it if so: its keys are
  * raised to ts (or rel's escalation key is).  The slot may then hold a
@@ -626,7 +687,8 @@ fetch_successor(Relation rel, TupleTableSlot *slot, VersionHeader *h, FpsTsScan 
  * scan's state, NULL for a fetch of one TID.
  */
 bool
-fps_ts_visible(Relation rel, TupleTableSlot *slot, FpsTsScan *scan)
+fps_ts_visible(Relation rel, TupleTableSlot *slot, FpsTsScan *scan,
+			   CommandId curcid)
 {
 	FpsRelInfo *info = fps_relinfo(rel);
 	FpsRelState *rs = fps_txn_rel(info->relid);
@@ -642,23 +704,25 @@ fps_ts_visible(Relation rel, TupleTableSlot *slot, FpsTsScan *scan)
 		VersionAtTs v;
 
 		read_header(slot, &h);
-		v = version_at_ts(&h, rs->ts_escalated, info->relid, &waitfor);
+		v = version_at_ts(&h, rs->ts_escalated, info->relid, &waitfor, curcid);
+		if (v == VERSION_UNSETTLED && insert_after_ts(info, slot, &h))
+			return false;
 		if (v != VERSION_INVISIBLE && v != VERSION_REPLACED && !rs->ts_escalated)
 		{
 			/* to be read: raise its keys first, then judge it for good */
 			if (!counted && fps_txn_count_row_read(rs))
 				fps_ts_escalate(info, rs);
-			else if (!raise_row_keys(rel, info, slot))
+			else if (!raise_row_keys(rel, info, slot, curcid))
 			{
 				counted = true;
 				continue;		/* changed meanwhile: judge it again */
 			}
 			counted = true;
 			read_header(slot, &h);
-			v = version_at_ts(&h, true, info->relid, &waitfor);
+			v = version_at_ts(&h, true, info->relid, &waitfor, curcid);
 		}
 		if (v == VERSION_VISIBLE)
-			return (!followed || within_scan_range(scan, &slot->tts_tid)) &&
+			return within_scan_range(scan, &slot->tts_tid) &&
 				!returned_before(scan, slot, &h, &place);
 		if (v != VERSION_REPLACED || !fetch_successor(rel, slot, &h, scan, followed))
 			return false;
@@ -727,6 +791,15 @@ fps_ts_scan_reset(FpsTsScan *scan)
 		hash_destroy(scan->returned);
 		scan->returned = NULL;
 	}
+}
+
+/* A TID-range scan's range (heap is given the whole relation). */
+void
+fps_ts_scan_set_range(FpsTsScan *scan, ItemPointer mintid, ItemPointer maxtid)
+{
+	scan->has_range = true;
+	scan->mintid = *mintid;
+	scan->maxtid = *maxtid;
 }
 
 void

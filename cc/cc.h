@@ -392,6 +392,7 @@ extern void cc_phantom_write(FpsAccess *access);
 extern bool cc_phantom_read_unchanged(FpsAccess *access);
 extern bool cc_ts_read_key(fps_u64 key, Oid relid, TransactionId *holder);
 extern void cc_ts_read_predicate(fps_u64 key, Oid relid);
+extern bool cc_ts_predicate_raised(fps_u64 key);
 extern void fps_txn_begin_ts(Snapshot snapshot);
 
 /* ---- TicToc (cc/tictoc.c) ---- */

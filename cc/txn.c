@@ -1105,6 +1105,20 @@ cc_ts_read_key(fps_u64 key, Oid relid, TransactionId *holder)
 }
 
 /*
+ * Has this transaction read the predicate key at its ts (raised its
+ * readers_rts, and waited for the committers registered before)?  False
+ * when not known: the cache of keys raised forgets.
+ */
+bool
+cc_ts_predicate_raised(fps_u64 key)
+{
+	uint32		slot = (uint32) (key ^ (key >> 32)) & (FPS_TS_RAISED - 1);
+
+	return fps_txn.ts_generation != 0 && ts_raised[slot].key == key &&
+		ts_raised[slot].generation == fps_txn.ts_generation;
+}
+
+/*
  * Read a predicate key at the transaction's ts: raise its readers_rts, so
  * that writers registering later commit after ts, then wait until those
  * registered before (which may commit at or below ts, and must be in the

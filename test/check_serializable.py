@@ -40,6 +40,10 @@ Options:
   --engine AM      table access method for the serial runs (default heap)
   --ignore STEP    do not compare the output of STEP (e.g. a statistics
                    query whose counters depend on concurrency); repeatable
+  --unordered STEP compare the rows STEP prints as a multiset: an unordered
+                   scan returns the same rows in another physical order
+                   when the serial run placed a new version elsewhere
+                   (repeatable)
   -v               print the matching serial order of every permutation
 
 Exit status 0 if every permutation is serializable, 1 otherwise.
@@ -234,12 +238,22 @@ def serial_orders(perm, spec):
                     if spec.step_session[s] == sess)
 
 
+UNORDERED = set()
+
+
+def step_output(perm, step):
+    out = perm.output.get(step, "")
+    if step in UNORDERED:
+        return sorted(out.splitlines())
+    return out
+
+
 def matches(obs, ser, committed_steps, ignore):
     o_last, s_last = obs.steps[-1], ser.steps[-1]
     for s in committed_steps:
         if s in (o_last, s_last) or s in ignore:
             continue
-        if obs.output.get(s, "") != ser.output.get(s, ""):
+        if step_output(obs, s) != step_output(ser, s):
             return False
     if any(ser.errored(s) for s in ser.steps):
         return False
@@ -257,10 +271,13 @@ def final_output(perm, step):
 def check(spec_path, out_path, conn, engine, ignore, verbose):
     spec = Spec(spec_path)
     ignore = set(ignore)
+    UNORDERED.clear()           # a spec's own option
     it = iter(spec.options)
     for a in it:
         if a == "--ignore":
             ignore.add(next(it))
+        elif a == "--unordered":
+            UNORDERED.add(next(it))
         elif a == "--engine":
             engine = next(it)
         else:
