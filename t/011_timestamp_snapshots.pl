@@ -15,7 +15,11 @@
 #  (d) a reader cancelled while its timestamp read waits for a committer
 #      (held between PRE_COMMIT and COMMIT by a synchronous-replication wait
 #      for a standby that does not exist) leaves no pin behind, for a row
-#      key and for a predicate key.
+#      key and for a predicate key;
+#  (e) the same wait ended by statement_timeout inside an EXCEPTION block
+#      that catches it, after which the transaction COMMITs: no pin left
+#      while the session stays open, nor after it ends; and the wait ends
+#      with 40001 after fpsketch.lock_wait_timeout when nothing cancels it.
 
 use strict;
 use warnings;
@@ -226,5 +230,57 @@ cancel_during_ts_wait('d, predicate key', 'UPDATE pa SET v = v + 1 WHERE k = 1; 
 @bad = log_problems($node, $log_from);
 is(join("\n", @bad), '',
 	'(d) no unexpected error, no crash in the server log');
+
+# ---------------------------------------------------------------------------
+# (e) the wait's ERROR caught by a subtransaction, which then commits
+# ---------------------------------------------------------------------------
+$log_from = log_offset($node);
+
+sub caught_during_ts_wait
+{
+	my ($label, $writer_sql, $reader_read, $catch, $expect) = @_;
+	my $reader = FpsTest::Session->new($node, app => 'fps_pin_reader');
+	$reader->query('SET enable_seqscan = off; SET enable_bitmapscan = off; BEGIN READ ONLY');
+	$reader->query('SELECT v FROM pa WHERE k = 1');		# fixes its ts
+	$node->safe_psql('postgres', "ALTER SYSTEM SET synchronous_standby_names = 'nobody'");
+	$node->safe_psql('postgres', 'SELECT pg_reload_conf()');
+	my $writer = FpsTest::Session->new($node, app => 'fps_pin_writer');
+	$writer->send("BEGIN; $writer_sql; COMMIT");
+	ok(wait_for_activity('fps_pin_writer', "wait_event = 'SyncRep'"),
+		"($label) the writer waits in its COMMIT, after PRE_COMMIT");
+	my $held = stats($node)->{pinned};
+	my $t = time;
+	my ($out, $err) = $reader->query(qq{DO \$\$ BEGIN
+		$reader_read;
+		RAISE NOTICE 'read without waiting';
+	EXCEPTION WHEN $catch THEN RAISE NOTICE 'caught %', SQLSTATE;
+	END \$\$; COMMIT;});
+	like($err, $expect, "($label) the reader's wait ends and the block catches it");
+	ok(time - $t < 8, "($label) ... within the timeout");
+	my $st = stats($node);
+	is($st->{pinned}, $held, "($label) after its COMMIT, with the session open, only the committer's keys are pinned ($held)");
+	$node->safe_psql('postgres', 'ALTER SYSTEM RESET synchronous_standby_names');
+	$node->safe_psql('postgres', 'SELECT pg_reload_conf()');
+	$writer->wait;
+	$st = stats($node);
+	is("$st->{pinned}|$st->{lock_leaks}", '0|0', "($label) the committer done, the reader's session still open: nothing pinned");
+	$reader->close;
+	$writer->close;
+	$st = wait_idle($node);
+	is("$st->{pinned}|$st->{lock_leaks}", '0|0', "($label) no pin or lock bit left behind");
+}
+
+caught_during_ts_wait('e, statement_timeout', 'UPDATE pa SET v = v + 1 WHERE k = 1; UPDATE pb SET v = v + 1 WHERE k = 1',
+	"SET LOCAL statement_timeout = '500ms'; PERFORM v FROM pb WHERE k = 1",
+	'query_canceled', qr/NOTICE:  00000: caught 57014/);
+caught_during_ts_wait('e, lock_wait_timeout', 'UPDATE pa SET v = v + 1 WHERE k = 1; INSERT INTO pb VALUES (3, 0)',
+	"SET LOCAL fpsketch.lock_wait_timeout = '500ms'; PERFORM count(*) FROM pb WHERE k > 0",
+	'serialization_failure', qr/NOTICE:  00000: caught 40001/);
+caught_during_ts_wait('e, lock_wait_timeout, committed version', 'UPDATE pa SET v = v + 1 WHERE k = 1; UPDATE pb SET v = v + 1 WHERE k = 1',
+	"SET LOCAL fpsketch.lock_wait_timeout = '500ms'; PERFORM v FROM pb WHERE k = 1",
+	'serialization_failure', qr/NOTICE:  00000: caught 40001/);
+@bad = log_problems($node, $log_from);
+is(join("\n", @bad), '',
+	'(e) no unexpected error, no crash in the server log');
 
 done_testing();
