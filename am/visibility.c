@@ -341,29 +341,36 @@ version_at_ts(VersionHeader *h, bool unsettled_is_after, Oid relid,
 }
 
 /*
- * A writer that gave the relation new storage after ts (TRUNCATE, a
- * rewrite) took away the versions ts reads: snapshot too old.  Asked once
- * per relation and transaction.  A change of its pg_class row alone (GRANT,
- * ALTER TABLE ... SET, statistics) leaves the versions where they were: the
- * storage is compared with the one the transaction's first snapshot shows.
+ * A writer that gave the relation new storage after the transaction's first
+ * snapshot (TRUNCATE, a rewrite) took away the versions ts reads: snapshot
+ * too old.  Asked once per relation and transaction.  A change of its
+ * pg_class row alone (GRANT, ALTER TABLE ... SET, statistics) leaves the
+ * versions where they were, so the storage is compared with the one the
+ * first snapshot shows, whoever changed the row last (a GRANT after a
+ * TRUNCATE hides the TRUNCATE's xmin).  Storage this transaction made
+ * itself (MVTO) holds its own writes.
  */
 static void
 relation_unchanged_since_ts(Relation rel)
 {
 	Oid			relid = RelationGetRelid(rel);
-	HeapTuple	tup = SearchSysCache1(RELOID, ObjectIdGetDatum(relid));
+	HeapTuple	tup;
 	TransactionId xmin;
 	Relation	pg_class;
 	ScanKeyData key;
 	SysScanDesc scan;
 	bool		same_storage = false;
 
+	if (rel->rd_createSubid != InvalidSubTransactionId ||
+		rel->rd_newRelfilenodeSubid != InvalidSubTransactionId)
+		return;
+	tup = SearchSysCache1(RELOID, ObjectIdGetDatum(relid));
 	if (!HeapTupleIsValid(tup))
 		return;
 	xmin = HeapTupleHeaderGetXmin(tup->t_data);
 	ReleaseSysCache(tup);
-	if (xid_at_ts(xmin, relid) != XID_AFTER)
-		return;
+	if (!XidInMVCCSnapshot(xmin, fps_txn.ts_snapshot))
+		return;					/* the row the first snapshot shows */
 
 	pg_class = table_open(RelationRelationId, AccessShareLock);
 	ScanKeyInit(&key, Anum_pg_class_oid, BTEqualStrategyNumber, F_OIDEQ,
