@@ -194,9 +194,12 @@ sub wait_for_activity
 	return 0;
 }
 
-sub cancel_during_ts_wait
+# A READ ONLY reader with its ts fixed, and a writer held in its COMMIT
+# (after PRE_COMMIT: its keys are locked and its commit_ts published) by a
+# synchronous-replication wait for a standby that does not exist.
+sub reader_and_held_committer
 {
-	my ($label, $writer_sql, $reader_sql) = @_;
+	my ($label, $writer_sql) = @_;
 	my $reader = FpsTest::Session->new($node, app => 'fps_pin_reader');
 	$reader->query('SET enable_seqscan = off; SET enable_bitmapscan = off; BEGIN READ ONLY');
 	$reader->query('SELECT v FROM pa WHERE k = 1');		# fixes its ts
@@ -206,6 +209,21 @@ sub cancel_during_ts_wait
 	$writer->send("SET enable_seqscan = off; SET enable_bitmapscan = off; BEGIN; $writer_sql; COMMIT");
 	ok(wait_for_activity('fps_pin_writer', "wait_event = 'SyncRep'"),
 		"($label) the writer waits in its COMMIT, after PRE_COMMIT");
+	return ($reader, $writer);
+}
+
+sub release_held_committer
+{
+	my ($writer) = @_;
+	$node->safe_psql('postgres', 'ALTER SYSTEM RESET synchronous_standby_names');
+	$node->safe_psql('postgres', 'SELECT pg_reload_conf()');
+	$writer->wait;
+}
+
+sub cancel_during_ts_wait
+{
+	my ($label, $writer_sql, $reader_sql) = @_;
+	my ($reader, $writer) = reader_and_held_committer($label, $writer_sql);
 	$reader->send($reader_sql);
 	usleep(500_000);
 	ok(!$reader->done, "($label) the reader waits for the committer");
@@ -213,9 +231,7 @@ sub cancel_during_ts_wait
 		"SELECT pg_cancel_backend(pid) FROM pg_stat_activity WHERE application_name = 'fps_pin_reader'");
 	my ($out, $err) = $reader->wait;
 	like($err, qr/canceling statement due to user request/, "($label) the reader is cancelled");
-	$node->safe_psql('postgres', 'ALTER SYSTEM RESET synchronous_standby_names');
-	$node->safe_psql('postgres', 'SELECT pg_reload_conf()');
-	$writer->wait;
+	release_held_committer($writer);
 	$reader->query('ROLLBACK');
 	$reader->close;
 	$writer->close;
@@ -239,15 +255,7 @@ $log_from = log_offset($node);
 sub caught_during_ts_wait
 {
 	my ($label, $writer_sql, $reader_set, $reader_read, $catch, $expect) = @_;
-	my $reader = FpsTest::Session->new($node, app => 'fps_pin_reader');
-	$reader->query('SET enable_seqscan = off; SET enable_bitmapscan = off; BEGIN READ ONLY');
-	$reader->query('SELECT v FROM pa WHERE k = 1');		# fixes its ts
-	$node->safe_psql('postgres', "ALTER SYSTEM SET synchronous_standby_names = 'nobody'");
-	$node->safe_psql('postgres', 'SELECT pg_reload_conf()');
-	my $writer = FpsTest::Session->new($node, app => 'fps_pin_writer');
-	$writer->send("BEGIN; $writer_sql; COMMIT");
-	ok(wait_for_activity('fps_pin_writer', "wait_event = 'SyncRep'"),
-		"($label) the writer waits in its COMMIT, after PRE_COMMIT");
+	my ($reader, $writer) = reader_and_held_committer($label, $writer_sql);
 	my $t = time;
 	my ($out, $err) = $reader->query(qq{$reader_set; DO \$\$ BEGIN
 		$reader_read;
@@ -256,9 +264,7 @@ sub caught_during_ts_wait
 	END \$\$; RESET statement_timeout; RESET fpsketch.lock_wait_timeout;});
 	like($err, $expect, "($label) the reader's wait ends and the block catches it");
 	ok(time - $t < 8, "($label) ... within the timeout");
-	$node->safe_psql('postgres', 'ALTER SYSTEM RESET synchronous_standby_names');
-	$node->safe_psql('postgres', 'SELECT pg_reload_conf()');
-	$writer->wait;
+	release_held_committer($writer);
 	# the reader's transaction goes on (the committer pinned the same keys
 	# until now, so a leaked reference would not show before)
 	my $st = stats($node);
