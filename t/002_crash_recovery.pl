@@ -13,8 +13,9 @@
 #      COMMIT (held there by a synchronous-replication wait for a standby
 #      that does not exist), while a reader spin-waits on its key;
 #  (d) immediate shutdown under load, restart with WAL replay (twice);
-#  (e) immediate shutdown under load, restart with a different variant and
-#      sketch size (and protocol, when the build has STO).
+#  (e) immediate shutdown under load, restart with a different variant,
+#      sketch size and protocol (STO, and MVTO with each of the three
+#      variants, the load then running under MVTO).
 #
 # After each part: the twelve TPC-C consistency conditions, row counts
 # (static tables complete, HISTORY = sum(C_PAYMENT_CNT), index scans count
@@ -304,6 +305,13 @@ my @configs = (
 	{ variant => 'exact', sketch_size => '256kB', sketch_rows => 2 });
 push @configs, { protocol => 'sto', variant => 'focus_sketch', sketch_size => '8kB', sketch_rows => 4 }
   if grep { $_ eq 'sto' } @protocols;
+# MVTO over every variant: its timestamp reads and the map of commit
+# timestamps start empty after the restart
+push @configs,
+  { protocol => 'mvto', variant => 'focus_counter', sketch_size => '1kB', sketch_rows => 1 },
+  { protocol => 'mvto', variant => 'exact', sketch_size => '256kB', sketch_rows => 2 },
+  { protocol => 'mvto', variant => 'focus_sketch', sketch_size => '32kB', sketch_rows => 4 }
+  if grep { $_ eq 'mvto' } @protocols;
 foreach my $c (@configs)
 {
 	my $desc = join(', ', map { "$_ = $c->{$_}" } sort keys %$c);
