@@ -49,6 +49,7 @@ fps_scan_begin(Relation rel, Snapshot snapshot, int nkeys,
 			   uint32 flags)
 {
 	CommandId	curcid = InvalidCommandId;
+	Snapshot	mvcc_snapshot = NULL;
 
 	if (snapshot != NULL && IsMVCCSnapshot(snapshot) && pscan == NULL &&
 		(flags & (SO_TYPE_SEQSCAN | SO_TYPE_BITMAPSCAN | SO_TYPE_SAMPLESCAN |
@@ -69,6 +70,8 @@ fps_scan_begin(Relation rel, Snapshot snapshot, int nkeys,
 			curcid = snapshot->curcid;
 			if (flags & SO_TEMP_SNAPSHOT)
 				UnregisterSnapshot(snapshot);
+			else
+				mvcc_snapshot = snapshot;
 			snapshot = SnapshotAny;
 			flags &= ~SO_TEMP_SNAPSHOT;
 			flags |= FPS_SO_TIMESTAMP;
@@ -79,8 +82,10 @@ fps_scan_begin(Relation rel, Snapshot snapshot, int nkeys,
 		TableScanDesc scan = heap_routine->scan_begin(rel, snapshot, nkeys, key,
 													  pscan, flags);
 
-		fps_ts_scan_of(scan, true)->curcid =
-			curcid != InvalidCommandId ? curcid : GetCurrentCommandId(false);
+		FpsTsScan  *ts = fps_ts_scan_of(scan, true);
+
+		ts->curcid = curcid != InvalidCommandId ? curcid : GetCurrentCommandId(false);
+		ts->mvcc_snapshot = mvcc_snapshot;
 		return scan;
 	}
 	return heap_routine->scan_begin(rel, snapshot, nkeys, key, pscan, flags);
@@ -470,6 +475,22 @@ fps_index_build_range_scan(Relation table_rel, Relation index_rel,
 	const TableAmRoutine *saved = table_rel->rd_tableam;
 	double		result;
 
+	/*
+	 * A scan begun by the caller (amcheck's heapallindexed) on an MVCC
+	 * snapshot reads heap's way, by that snapshot, not at a timestamp: heap
+	 * judges the tuples by the scan's snapshot itself, and SnapshotAny would
+	 * hand it every dead member of a HOT chain.  It has read nothing yet.
+	 */
+	if (scan != NULL && scan_at_timestamp(scan))
+	{
+		Snapshot	mvcc = fps_ts_scan_of(scan, false)->mvcc_snapshot;
+
+		if (mvcc == NULL)
+			elog(ERROR, "fpsketch: index build scan at a timestamp without its snapshot");
+		fps_ts_scan_forget(scan);
+		scan->rs_snapshot = mvcc;
+		scan->rs_flags &= ~FPS_SO_TIMESTAMP;
+	}
 	table_rel->rd_tableam = heap_routine;
 	PG_TRY();
 	{

@@ -88,6 +88,7 @@ typedef struct FpsTsScan
 								 * each with the place it was returned from;
 								 * created on first use */
 	CommandId	curcid;			/* table scans: their MVCC snapshot's */
+	Snapshot	mvcc_snapshot;	/* ... and that snapshot, if its owner keeps it */
 	bool		has_range;		/* a TID-range scan: what it returns */
 	ItemPointerData mintid;
 	ItemPointerData maxtid;
