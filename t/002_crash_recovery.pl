@@ -69,6 +69,8 @@ $node->safe_psql(
 			SELECT state, query INTO st, q FROM pg_stat_activity WHERE pid = target;
 			IF NOT FOUND THEN RETURN 'gone'; END IF;
 			IF st = 'active' AND q ~* '^\s*commit' THEN RETURN 'commit'; END IF;
+			-- a COMMIT that ended between two polls (a fast validation)
+			IF st = 'idle' AND q ~* '^\s*commit' THEN RETURN 'commit done'; END IF;
 			IF clock_timestamp() - t0 > interval '60 s' THEN RETURN 'timeout'; END IF;
 		END LOOP;
 	END $$;
@@ -171,7 +173,10 @@ while ($round < 6 && ($round < 3 || $before_record < 2))
 			kill 'KILL', $v->pid;
 			$killed{ $v->pid } = 1;
 			$faults{'SIGKILL of a backend the moment its COMMIT started (validation of 100,000 reads)'}++;
-			is($seen, 'commit', "$label: the backend was killed while running COMMIT");
+			# the kill lands in validation, or just after the commit (counted
+			# below: the loop goes on until two kills landed before the
+			# commit record)
+			like($seen, qr/^commit/, "$label: the backend was killed while running or just after its COMMIT ($seen)");
 			$v->close;
 			$k->close;
 		},
