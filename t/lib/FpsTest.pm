@@ -43,6 +43,7 @@ our $CONNECTION_LOST = qr/
   | server\ closed\ the\ connection\ unexpectedly
   | perhaps\ the\ backend\ died
   | terminating\ connection\ due\ to\ administrator\ command
+  | terminating\ connection\ due\ to\ immediate\ shutdown\ command
   | terminating\ connection\ due\ to\ idle-in-transaction\ timeout
   | connection\ to\ server\ .*\ failed
   | the\ database\ system\ is\ (?:in\ recovery\ mode|starting\ up|shutting\ down|not\ yet\ accepting\ connections)
