@@ -1,22 +1,5 @@
 #!/usr/bin/env bash
-# Check that every STO outcome is serializable: test/check_serializable.py on
-# each test/sto/specs/NAME.spec (the STO variant, or a symlink to specs/) and
-# its output.
+# Check that every STO outcome is serializable (test/sto/specs, test/sto/expected):
 #   test/sto/check_serializable.sh [DIR] [check_serializable.py options]
-# DIR holds the outputs (default test/sto/expected; e.g. output_iso_sto/results
-# after a run).  Connects like libpq (PGHOST, PGPORT, PGUSER) to the
-# isolation_regression database of the run, or --conn CONNSTR.
-# Exit status 1 if an outcome is not serializable.
-set -uo pipefail
-cd "$(dirname "$0")/../.."
-dir=test/sto/expected
-if [ $# -gt 0 ] && [ "${1#-}" = "$1" ]; then
-	dir=$1
-	shift
-fi
-args=()
-for out in test/sto/expected/*.out; do
-	name=$(basename "$out" .out)
-	args+=("test/sto/specs/$name.spec" "$dir/$name.out")
-done
-exec python3 test/check_serializable.py "$@" "${args[@]}"
+# See test/check_suite_serializable.sh.
+exec "$(dirname "$0")/../check_suite_serializable.sh" sto "$@"
