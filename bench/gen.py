@@ -5,8 +5,8 @@ pgbench scripts have \\if but no loops, so the per-order-line steps of
 TPC-C New-Order, the per-district steps of Delivery and the YCSB
 transactions (up to 1000 keys) are written out here.  The generated files
 are committed; edit this file and rerun it (`bench/gen.py`) instead of
-editing them.  Hand-written scripts: tpcc/payment.sql, tpcc/order_status.sql,
-tpcc/stock_level.sql.
+editing them.  Hand-written: tpcc/payment.sql, tpcc/order_status.sql,
+tpcc/stock_level.sql, tpcc/sp.sql (the -sp workloads' PL/pgSQL functions).
 """
 import os
 
@@ -141,6 +141,335 @@ UPDATE customer SET c_balance = c_balance + :ol_total::numeric,
     return "".join(out)
 
 
+# ------------------------------------------- TPC-C as a client writes it ----
+#
+# The -client workloads (bench/README.md, "TPC-C as users write it"): the
+# statements of BenchBase's TPC-C procedures (cmu-db/benchbase,
+# benchmarks/tpcc/procedures/*.java), one by one, in BenchBase's order, with
+# SELECT ... FOR UPDATE where the client reads a row it then overwrites with
+# a value computed from the read (at READ COMMITTED a plain read would lose
+# updates; BenchBase runs at SERIALIZABLE and has no FOR UPDATE there), items
+# in the order drawn, no fpsketch declaration.  Every COMMIT / ROLLBACK carries
+# a comment naming its transaction, so that the server log attributes an
+# abort at commit to the transaction type (bench/run.py reads it).
+
+def tag(name):
+    return f"/* {name} */"
+
+
+def new_order_client():
+    t = tag("new_order")
+    out = [HEADER, """\
+-- TPC-C New-Order as BenchBase's NewOrder.java issues it: customer,
+-- warehouse, district FOR UPDATE, district update, ORDERS and NEW_ORDER
+-- inserts; per line the item and the stock row FOR UPDATE, in the order the
+-- items were drawn (not sorted); then all ORDER_LINE inserts and all stock
+-- updates (BenchBase's two JDBC batches, here one statement at a time), the
+-- stock quantity computed by the client from the value it read.  1% of
+-- New-Orders get the unused item 100001 on their last line: the item read
+-- finds nothing and the client rolls back (BenchBase's UserAbortException).
+""", HOME_W, """\
+\\set d_id random(1, 10)
+""", f"\\set c_id {nurand(1023, 1, 3000, 'c_id_c')}\n", """\
+\\set ol_cnt random(5, 15)
+\\set rbk random(1, 100)
+"""]
+    for n in range(1, 16):
+        out.append(
+            f"\\set i_id_{n} CASE WHEN :rbk = 1 AND :ol_cnt = {n} THEN 100001 "
+            f"ELSE {nurand(8191, 1, 100000, 'ol_i_id_c')} END\n"
+            f"\\set remote_{n} CASE WHEN {n} <= :ol_cnt AND :warehouses > 1 AND random(1, 100) = 1 THEN 1 ELSE 0 END\n"
+            f"\\set supply_w_{n} CASE WHEN :remote_{n} = 1 THEN (:w_id + random(0, :warehouses - 2)) % :warehouses + 1 ELSE :w_id END\n"
+            f"\\set qty_{n} random(1, 10)\n")
+    out.append("\\set all_local CASE WHEN "
+               + " + ".join(f":remote_{n}" for n in range(1, 16))
+               + " = 0 THEN 1 ELSE 0 END\n")
+    out.append("\\set missing 0\n")
+    out.append("""\
+BEGIN;
+SELECT c_discount, c_last, c_credit FROM customer
+ WHERE c_w_id = :w_id AND c_d_id = :d_id AND c_id = :c_id \\gset
+SELECT w_tax FROM warehouse WHERE w_id = :w_id \\gset
+SELECT d_next_o_id, d_tax FROM district
+ WHERE d_w_id = :w_id AND d_id = :d_id FOR UPDATE \\gset
+UPDATE district SET d_next_o_id = d_next_o_id + 1
+ WHERE d_w_id = :w_id AND d_id = :d_id;
+INSERT INTO orders (o_id, o_d_id, o_w_id, o_c_id, o_entry_d, o_ol_cnt, o_all_local)
+ VALUES (:d_next_o_id, :d_id, :w_id, :c_id, now(), :ol_cnt, :all_local);
+INSERT INTO new_order (no_o_id, no_d_id, no_w_id) VALUES (:d_next_o_id, :d_id, :w_id);
+""")
+    dists = ", ".join(f"s_dist_{d:02d}" for d in range(1, 11))
+    for n in range(1, 16):
+        guard = n > 5
+        out.append(f"-- line {n}: item, then its stock row\n")
+        if guard:
+            out.append(f"\\if :ol_cnt >= {n}\n")
+        out.append(f"""\
+\\set found_{n} 0
+SELECT 1 AS found_{n}, i_price AS i_price_{n}, i_name, i_data
+  FROM item WHERE i_id = :i_id_{n} \\aset
+\\if :found_{n}
+SELECT s_quantity, s_data, {dists}
+  FROM stock WHERE s_i_id = :i_id_{n} AND s_w_id = :supply_w_{n} FOR UPDATE \\gset s{n}_
+\\set s_quantity_{n} CASE WHEN :s{n}_s_quantity - :qty_{n} >= 10 THEN :s{n}_s_quantity - :qty_{n} ELSE :s{n}_s_quantity - :qty_{n} + 91 END
+\\else
+\\set missing 1
+\\endif
+""")
+        if guard:
+            out.append("\\endif\n")
+    out.append(f"""\
+\\if :missing
+-- an item was not found: the client rolls the order back (the sequence,
+-- which rollback does not undo, counts these for the report)
+SELECT nextval('tpcc_intended_rollbacks');
+ROLLBACK {t};
+\\else
+-- BenchBase's batches: the order lines, then the stock updates
+""")
+    for n in range(1, 16):
+        g0, g1 = (f"\\if :ol_cnt >= {n}\n", "\\endif\n") if n > 5 else ("", "")
+        dist = ", ".join(f":s{n}_s_dist_{d:02d}" for d in range(1, 11))
+        out.append(f"""{g0}INSERT INTO order_line (ol_o_id, ol_d_id, ol_w_id, ol_number, ol_i_id, ol_supply_w_id,
+                        ol_quantity, ol_amount, ol_dist_info)
+ VALUES (:d_next_o_id, :d_id, :w_id, {n}, :i_id_{n}, :supply_w_{n}, :qty_{n},
+         :qty_{n} * :i_price_{n}::numeric, (ARRAY[{dist}])[:d_id]);
+{g1}""")
+    for n in range(1, 16):
+        g0, g1 = (f"\\if :ol_cnt >= {n}\n", "\\endif\n") if n > 5 else ("", "")
+        out.append(f"""{g0}UPDATE stock SET s_quantity = :s_quantity_{n}, s_ytd = s_ytd + :qty_{n},
+                 s_order_cnt = s_order_cnt + 1, s_remote_cnt = s_remote_cnt + :remote_{n}
+ WHERE s_i_id = :i_id_{n} AND s_w_id = :supply_w_{n};
+{g1}""")
+    out.append(f"COMMIT {t};\n\\endif\n")
+    return "".join(out)
+
+
+CUST_COLS = ("c_first, c_middle, c_last, c_street_1, c_street_2, c_city, c_state, c_zip, "
+             "c_phone, c_credit, c_credit_lim, c_discount, c_balance, c_ytd_payment, "
+             "c_payment_cnt, c_since")
+
+
+def customer_by_name(cols, w, d):
+    """BenchBase reads every customer with the last name ORDER BY c_first and
+    takes the one at position ceil(n/2) in the client; pgbench's \\gset needs
+    one row, so the window does the counting in the same single statement."""
+    return f"""\
+SELECT c_id, {cols} FROM (
+  SELECT c_id, {cols}, row_number() OVER (ORDER BY c_first) AS pos, count(*) OVER () AS n
+    FROM customer
+   WHERE c_w_id = :{w} AND c_d_id = :{d} AND c_last = tpcc_lastname(:c_last_n)) c
+ WHERE pos = (n + 1) / 2 \\gset
+"""
+
+
+def payment_client():
+    t = tag("payment")
+    return "".join([HEADER, """\
+-- TPC-C Payment as BenchBase's Payment.java issues it: warehouse update
+-- then read, district update then read, the customer (60% by last name),
+-- for bad credit its C_DATA, the customer update with the balance, payment
+-- and count the client computed from what it read, the HISTORY insert.
+-- Differences: the customer is read FOR UPDATE (the client overwrites it
+-- with values computed from the read: at READ COMMITTED a plain read would
+-- lose updates; BenchBase runs at SERIALIZABLE); after a lookup by name the
+-- row is read again by id FOR UPDATE (a window query cannot lock).
+""", HOME_W, """\
+\\set d_id random(1, 10)
+\\set x random(1, 100)
+\\set remote CASE WHEN :warehouses > 1 AND :x > 85 THEN 1 ELSE 0 END
+\\set c_w_id CASE WHEN :remote = 1 THEN (:w_id + random(0, :warehouses - 2)) % :warehouses + 1 ELSE :w_id END
+\\set c_d_id CASE WHEN :x > 85 THEN random(1, 10) ELSE :d_id END
+\\set by_name CASE WHEN random(1, 100) <= 60 THEN 1 ELSE 0 END
+""", f"\\set c_last_n {nurand(255, 0, 999, 'c_last_c')}\n",
+        f"\\set c_id {nurand(1023, 1, 3000, 'c_id_c')}\n", """\
+\\set h_cents random(100, 500000)
+BEGIN;
+UPDATE warehouse SET w_ytd = w_ytd + :h_cents / 100.0 WHERE w_id = :w_id;
+SELECT w_street_1, w_street_2, w_city, w_state, w_zip, w_name
+  FROM warehouse WHERE w_id = :w_id \\gset
+UPDATE district SET d_ytd = d_ytd + :h_cents / 100.0 WHERE d_w_id = :w_id AND d_id = :d_id;
+SELECT d_street_1, d_street_2, d_city, d_state, d_zip, d_name
+  FROM district WHERE d_w_id = :w_id AND d_id = :d_id \\gset
+\\if :by_name
+""", customer_by_name(CUST_COLS, "c_w_id", "c_d_id"), f"""\
+\\endif
+SELECT {CUST_COLS}, (c_credit = 'BC')::int AS bad_credit
+  FROM customer WHERE c_w_id = :c_w_id AND c_d_id = :c_d_id AND c_id = :c_id FOR UPDATE \\gset
+\\if :bad_credit
+SELECT c_data FROM customer WHERE c_w_id = :c_w_id AND c_d_id = :c_d_id AND c_id = :c_id \\gset
+UPDATE customer SET c_balance = :c_balance::numeric - :h_cents / 100.0,
+                    c_ytd_payment = :c_ytd_payment::numeric + :h_cents / 100.0,
+                    c_payment_cnt = :c_payment_cnt::int + 1,
+                    c_data = left(concat_ws(' ', :c_id::int, :c_d_id::int, :c_w_id::int, :d_id::int, :w_id::int, :h_cents / 100.0)
+                                  || ' | ' || :c_data::text, 500)
+ WHERE c_w_id = :c_w_id AND c_d_id = :c_d_id AND c_id = :c_id;
+\\else
+UPDATE customer SET c_balance = :c_balance::numeric - :h_cents / 100.0,
+                    c_ytd_payment = :c_ytd_payment::numeric + :h_cents / 100.0,
+                    c_payment_cnt = :c_payment_cnt::int + 1
+ WHERE c_w_id = :c_w_id AND c_d_id = :c_d_id AND c_id = :c_id;
+\\endif
+INSERT INTO history (h_c_d_id, h_c_w_id, h_c_id, h_d_id, h_w_id, h_date, h_amount, h_data)
+ VALUES (:c_d_id, :c_w_id, :c_id, :d_id, :w_id, now(), :h_cents / 100.0,
+         :w_name::text || '    ' || :d_name::text);
+COMMIT {t};
+"""])
+
+
+def order_status_client():
+    t = tag("order_status")
+    cols = "c_first, c_middle, c_last, c_balance"
+    return "".join([HEADER, """\
+-- TPC-C Order-Status as BenchBase's OrderStatus.java issues it (read-only,
+-- but begun as an ordinary transaction, as BenchBase does): the customer
+-- (60% by last name), its most recent order, that order's lines.
+""", HOME_W, """\
+\\set d_id random(1, 10)
+\\set by_name CASE WHEN random(1, 100) <= 60 THEN 1 ELSE 0 END
+""", f"\\set c_last_n {nurand(255, 0, 999, 'c_last_c')}\n",
+        f"\\set c_id {nurand(1023, 1, 3000, 'c_id_c')}\n", """\
+BEGIN;
+\\if :by_name
+""", customer_by_name(cols, "w_id", "d_id"), f"""\
+\\else
+SELECT {cols} FROM customer
+ WHERE c_w_id = :w_id AND c_d_id = :d_id AND c_id = :c_id \\gset
+\\endif
+SELECT o_id, o_carrier_id, o_entry_d FROM orders
+ WHERE o_w_id = :w_id AND o_d_id = :d_id AND o_c_id = :c_id
+ ORDER BY o_id DESC LIMIT 1 \\gset
+SELECT ol_i_id, ol_supply_w_id, ol_quantity, ol_amount, ol_delivery_d FROM order_line
+ WHERE ol_o_id = :o_id AND ol_d_id = :d_id AND ol_w_id = :w_id;
+COMMIT {t};
+"""])
+
+
+def delivery_client():
+    t = tag("delivery")
+    out = [HEADER, """\
+-- TPC-C Delivery as BenchBase's Delivery.java issues it, for the ten
+-- districts of the terminal's warehouse in one transaction: the oldest
+-- NEW_ORDER (ORDER BY no_o_id LIMIT 1), its delete, the order's customer,
+-- the carrier, the lines' delivery date, their sum, the customer's balance.
+-- Differences: the oldest NEW_ORDER and the ORDERS row are read FOR UPDATE
+-- (at READ COMMITTED two Deliveries would otherwise both take the same
+-- order); a district whose oldest order a concurrent Delivery took (the
+-- locked row is gone, LIMIT 1 returns nothing) is skipped (clause 2.7.4.2)
+-- where BenchBase, at SERIALIZABLE, gets a serialization failure.
+""", HOME_W, """\
+\\set o_carrier_id random(1, 10)
+BEGIN;
+"""]
+    for d in range(1, 11):
+        out.append(f"""\
+-- district {d}
+\\set no_o_id 0
+SELECT no_o_id FROM new_order WHERE no_d_id = {d} AND no_w_id = :w_id
+ ORDER BY no_o_id ASC LIMIT 1 FOR UPDATE \\aset
+\\if :no_o_id > 0
+DELETE FROM new_order WHERE no_o_id = :no_o_id AND no_d_id = {d} AND no_w_id = :w_id;
+SELECT o_c_id FROM orders WHERE o_id = :no_o_id AND o_d_id = {d} AND o_w_id = :w_id FOR UPDATE \\gset
+UPDATE orders SET o_carrier_id = :o_carrier_id
+ WHERE o_id = :no_o_id AND o_d_id = {d} AND o_w_id = :w_id;
+UPDATE order_line SET ol_delivery_d = now()
+ WHERE ol_o_id = :no_o_id AND ol_d_id = {d} AND ol_w_id = :w_id;
+SELECT sum(ol_amount) AS ol_total FROM order_line
+ WHERE ol_o_id = :no_o_id AND ol_d_id = {d} AND ol_w_id = :w_id \\gset
+UPDATE customer SET c_balance = c_balance + :ol_total::numeric, c_delivery_cnt = c_delivery_cnt + 1
+ WHERE c_w_id = :w_id AND c_d_id = {d} AND c_id = :o_c_id;
+\\endif
+""")
+    out.append(f"COMMIT {t};\n")
+    return "".join(out)
+
+
+def stock_level_client():
+    t = tag("stock_level")
+    return "".join([HEADER, """\
+-- TPC-C Stock-Level as BenchBase's StockLevel.java issues it (read-only, begun
+-- as an ordinary transaction): the district's next order id, then the
+-- distinct items of its last 20 orders with stock below the threshold.  The
+-- district is fixed per terminal (clause 2.8.1.2).
+""", HOME_W, """\
+\\set d_id (:client_id / :warehouses) % 10 + 1
+\\set threshold random(10, 20)
+BEGIN;
+SELECT d_next_o_id FROM district WHERE d_w_id = :w_id AND d_id = :d_id \\gset
+SELECT count(DISTINCT (s_i_id)) AS stock_count
+  FROM order_line, stock
+ WHERE ol_w_id = :w_id AND ol_d_id = :d_id
+   AND ol_o_id < :d_next_o_id AND ol_o_id >= :d_next_o_id - 20
+   AND s_w_id = :w_id AND s_i_id = ol_i_id AND s_quantity < :threshold \\gset
+""", f"COMMIT {t};\n"])
+
+
+# ------------------------------------------- TPC-C as stored procedures ----
+#
+# The -sp workloads: New-Order and Payment as PL/pgSQL functions
+# (tpcc/sp.sql), one call per pgbench transaction; the script draws the
+# inputs as the other scripts do.
+
+
+def sp_new_order():
+    t = tag("sp_new_order")
+    out = [HEADER, """\
+-- TPC-C New-Order through tpcc_sp_new_order() (tpcc/sp.sql): one call in an
+-- explicit transaction.  1% of calls get the unused item 100001 on the last
+-- line; the function then returns 0 having done all the other lines' work,
+-- and the script rolls the transaction back (clause 2.4.2.3), counted by the
+-- sequence as in tpcc/new_order.sql.  Items in the order drawn.
+""", HOME_W, """\
+\\set d_id random(1, 10)
+""", f"\\set c_id {nurand(1023, 1, 3000, 'c_id_c')}\n", """\
+\\set ol_cnt random(5, 15)
+\\set rbk random(1, 100)
+"""]
+    for n in range(1, 16):
+        out.append(
+            f"\\set i_id_{n} CASE WHEN :rbk = 1 AND :ol_cnt = {n} THEN 100001 "
+            f"ELSE {nurand(8191, 1, 100000, 'ol_i_id_c')} END\n"
+            f"\\set remote_{n} CASE WHEN {n} <= :ol_cnt AND :warehouses > 1 AND random(1, 100) = 1 THEN 1 ELSE 0 END\n"
+            f"\\set supply_w_{n} CASE WHEN :remote_{n} = 1 THEN (:w_id + random(0, :warehouses - 2)) % :warehouses + 1 ELSE :w_id END\n"
+            f"\\set qty_{n} random(1, 10)\n")
+    arr = lambda v: "ARRAY[" + ", ".join(f":{v}_{n}" for n in range(1, 16)) + "]::int[]"
+    out.append(f"""\
+BEGIN;
+SELECT tpcc_sp_new_order(:w_id, :d_id, :c_id, :ol_cnt,
+         {arr('i_id')},
+         {arr('supply_w')},
+         {arr('qty')}) AS ok \\gset
+\\if :ok
+COMMIT {t};
+\\else
+SELECT nextval('tpcc_intended_rollbacks');
+ROLLBACK {t};
+\\endif
+""")
+    return "".join(out)
+
+
+def sp_payment():
+    t = tag("sp_payment")
+    return "".join([HEADER, """\
+-- TPC-C Payment through tpcc_sp_payment() (tpcc/sp.sql), one call in an
+-- explicit transaction; inputs drawn as in tpcc/payment.sql.
+""", HOME_W, """\
+\\set d_id random(1, 10)
+\\set x random(1, 100)
+\\set remote CASE WHEN :warehouses > 1 AND :x > 85 THEN 1 ELSE 0 END
+\\set c_w_id CASE WHEN :remote = 1 THEN (:w_id + random(0, :warehouses - 2)) % :warehouses + 1 ELSE :w_id END
+\\set c_d_id CASE WHEN :x > 85 THEN random(1, 10) ELSE :d_id END
+\\set by_name CASE WHEN random(1, 100) <= 60 THEN 1 ELSE 0 END
+""", f"\\set c_last_n {nurand(255, 0, 999, 'c_last_c')}\n",
+        f"\\set c_id {nurand(1023, 1, 3000, 'c_id_c')}\n", f"""\
+\\set h_cents random(100, 500000)
+BEGIN;
+SELECT tpcc_sp_payment(:w_id, :d_id, :c_w_id, :c_d_id, :c_id, :by_name, :c_last_n, :h_cents);
+COMMIT {t};
+"""])
+
+
 # ----------------------------------------------------------------- YCSB ----
 
 # Variables from the runner (pgbench -D), see ycsb/zipf.py:
@@ -216,6 +545,13 @@ def write(path, text):
 def main():
     write("tpcc/new_order.sql", new_order())
     write("tpcc/delivery.sql", delivery())
+    write("tpcc/client_new_order.sql", new_order_client())
+    write("tpcc/client_payment.sql", payment_client())
+    write("tpcc/client_order_status.sql", order_status_client())
+    write("tpcc/client_delivery.sql", delivery_client())
+    write("tpcc/client_stock_level.sql", stock_level_client())
+    write("tpcc/sp_new_order.sql", sp_new_order())
+    write("tpcc/sp_payment.sql", sp_payment())
     # reads and writes alternate; the single write of 15r1w comes last
     write("ycsb/r8w8.sql", ycsb("rw" * 8, "8 reads and 8 writes, alternating"))
     write("ycsb/r8w8u.sql", ycsb("rw" * 8, "8 reads and 8 writes, alternating, writes unsorted",

@@ -44,6 +44,19 @@ TPCC_MIXES = {
     "full": [("tpcc/new_order.sql", 45), ("tpcc/payment.sql", 43),
              ("tpcc/order_status.sql", 4), ("tpcc/delivery.sql", 4),
              ("tpcc/stock_level.sql", 4)],
+    # TPC-C as users write it (no fpsketch declaration, database *_nodecl):
+    # the five transactions as BenchBase issues them, and New-Order + Payment
+    # as PL/pgSQL functions (tpcc/sp.sql), one call per transaction
+    "client": [("tpcc/client_new_order.sql", 45), ("tpcc/client_payment.sql", 43),
+               ("tpcc/client_order_status.sql", 4), ("tpcc/client_delivery.sql", 4),
+               ("tpcc/client_stock_level.sql", 4)],
+    "sp": [("tpcc/sp_new_order.sql", 50), ("tpcc/sp_payment.sql", 50)],
+}
+TPCC_MIX_DESC = {
+    "np": "TPC-C-like New-Order + Payment 50/50",
+    "full": "TPC-C-like full mix 45/43/4/4/4",
+    "client": "TPC-C as a client (BenchBase) issues it, full mix 45/43/4/4/4, no declarations",
+    "sp": "TPC-C New-Order + Payment 50/50 as PL/pgSQL functions, no declarations",
 }
 YCSB_KINDS = {
     "r8w8": [("ycsb/r8w8.sql", 100)],
@@ -70,7 +83,10 @@ SWEEP_SIZES_KB = [1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024]
 
 
 class Workload:
-    """tpcc-w<W>[-full][-report|-reader<S>] or ycsb-<kind>-t<theta>.
+    """tpcc-w<W>[-full|-client|-sp][-report|-reader<S>] or ycsb-<kind>-t<theta>.
+
+    -client and -sp run on their own database (tpcc_w<W>_nodecl), loaded
+    without the column groups that tpcc/indexes.sql declares for the others.
 
     -report: one more client runs tpcc/report.sql (a READ ONLY report over
     130,001 rows per warehouse) in a loop beside the TPC-C clients.
@@ -82,19 +98,20 @@ class Workload:
         self.name = name
         self.report = False
         self.reader_hold = 0
-        m = re.fullmatch(r"tpcc-w(\d+)(-full)?(?:-report|-reader(\d+))?", name)
+        m = re.fullmatch(r"tpcc-w(\d+)(-full|-client|-sp)?(?:-report|-reader(\d+))?", name)
         if m:
             self.report = name.endswith("-report")
             self.reader_hold = int(m.group(3) or 0)
             self.kind = "tpcc"
             self.warehouses = int(m.group(1))
-            self.mix = "full" if m.group(2) else "np"
+            self.mix = (m.group(2) or "-np")[1:]
             self.scripts = TPCC_MIXES[self.mix]
-            self.dataset = f"tpcc_w{self.warehouses}"
+            # users' TPC-C runs on tables without fpsketch declarations
+            self.declared = self.mix in ("np", "full")
+            self.dataset = f"tpcc_w{self.warehouses}" + ("" if self.declared else "_nodecl")
             self.defines = dict(TPCC_C, warehouses=self.warehouses)
             self.param = f"{self.warehouses} warehouse{'s' if self.warehouses > 1 else ''}"
-            self.desc = ("TPC-C-like New-Order + Payment 50/50" if self.mix == "np"
-                         else "TPC-C-like full mix 45/43/4/4/4")
+            self.desc = TPCC_MIX_DESC[self.mix]
             if self.report:
                 self.desc += ", and one client running a READ ONLY report (tpcc/report.sql) in a loop"
             if self.reader_hold:
@@ -113,7 +130,7 @@ class Workload:
             self.param = f"theta {self.theta:g}, {records} keys"
             self.desc = f"YCSB-like {YCSB_DESC[self.ycsb_kind]}"
             return
-        raise SystemExit(f"unknown workload {name!r} (tpcc-w<N>[-full][-report|-reader<S>] or "
+        raise SystemExit(f"unknown workload {name!r} (tpcc-w<N>[-full|-client|-sp][-report|-reader<S>] or "
                          f"ycsb-{{{','.join(YCSB_KINDS)}}}-t<theta>)")
 
 
@@ -354,6 +371,11 @@ def dbname(dataset, am):
 def load_commands(w, am):
     """Files and psql variables to build dataset w.dataset on access method am."""
     if w.kind == "tpcc":
+        if not w.declared:
+            return [("tpcc/schema.sql", [("am", am)]),
+                    ("tpcc/load.sql", [("warehouses", w.warehouses)]),
+                    ("tpcc/indexes.sql", [("no_column_groups", 1)]),
+                    ("tpcc/sp.sql", [])]
         return [("tpcc/schema.sql", [("am", am)]),
                 ("tpcc/load.sql", [("warehouses", w.warehouses)]),
                 ("tpcc/indexes.sql", [])]
@@ -518,7 +540,7 @@ def intended_rollbacks(cl, db):
 
 def consistency_check(cl, w, db):
     r = cl.psql_file(db, os.path.join(HERE, "tpcc/check.sql"),
-                     [("full_mix", 1 if w.mix == "full" else 0)],
+                     [("full_mix", 1 if w.mix in ("full", "client") else 0)],
                      env=dict(cl.env, PGOPTIONS="-c jit=off"))
     if r.returncode != 0:
         return None, "check failed: " + r.stderr.strip()
@@ -529,6 +551,142 @@ def consistency_check(cl, w, db):
             checks.append((int(parts[0]), parts[1], int(parts[2])))
     bad = [f"#{c}: {v} {what}" for c, what, v in checks if v]
     return sum(v for _, _, v in checks), ("; ".join(bad) if bad else f"{len(checks)} conditions ok")
+
+
+# ------------------------------------------- abort reasons from the log ----
+
+# fpsketch's 40001 DETAILs (cc/txn.c) -> the fpsketch_stats reason; heap's
+# serialization failures and deadlocks by their message
+FPS_DETAIL_REASONS = [
+    ("was read after a concurrent transaction had committed a newer version", "stale_read"),
+    ("Two different versions of a row of relation", "reread_changed"),
+    ("read by this transaction was overwritten before it could commit", "validate_changed"),
+    ("read by this transaction is being overwritten by a concurrently committing", "validate_locked"),
+    ("was updated or deleted by a concurrent transaction", "concurrent_update"),
+    ("Waited longer than fpsketch.lock_wait_timeout", "lock_timeout"),
+    ("The FPSketch exact table is full", "table_full"),
+    ("inserted into a range or predicate of relation", "phantom"),
+    ("was read on a snapshot taken before a concurrent commit", "phantom_snapshot"),
+    ("(timestamp ordering: read too late)", "sto_read_too_late"),
+    ("(timestamp ordering: write too late)", "sto_write_too_late"),
+    ("committed while this transaction waited to read it", "sto_waited_for_writer"),
+    ("would close a cycle of waits", "wait_cycle"),
+    ("(snapshot too old)", "snapshot_too_old"),
+    ("The statement looked read-only", "read_only_guess"),
+    ("could not be pinned", "pool_held"),
+]
+LOG_LINE = re.compile(r"^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d(?:\.\d+)? \w+ \[(\d+)\] (\w+):  (.*)$")
+
+
+def normalize_sql(text):
+    """A statement as pgbench's script has it (:var) or as the server logs a
+    prepared one ($n), in one comparable form."""
+    text = re.sub(r"(?<!:):\w+|\$\d+", "?", text)
+    return re.sub(r"\s+", " ", text).strip().rstrip(";").strip()
+
+
+def script_statements(scripts):
+    """normalized statement -> names of the scripts that contain it."""
+    where = {}
+    for f, _ in scripts:
+        name = os.path.basename(f)[:-4]
+        with open(os.path.join(HERE, f)) as fh:
+            buf = []
+            for line in fh:
+                st = line.strip()
+                if st.startswith("--") or st.startswith("\\"):
+                    continue
+                m = re.search(r"\\[ag]set\b", line)
+                end = m is not None or st.endswith(";")
+                buf.append(line[:m.start()] if m else line)
+                if end:
+                    where.setdefault(normalize_sql("".join(buf)), set()).add(name)
+                    buf = []
+    return where
+
+
+def log_aborts(path, offset, scripts):
+    """The ERRORs the server logged from offset on, grouped by (transaction
+    type, where, reason, relation): where is the statement that failed
+    (COMMIT: at validation; another statement: before or while it ran, e.g.
+    an early abort before a write, or a PL/pgSQL line).  Returns a list of
+    (count, script, where, reason, relation), largest first."""
+    try:
+        with open(path, errors="replace") as f:
+            f.seek(offset)
+            text = f.read()
+    except OSError:
+        return []
+    where = script_statements(scripts)
+    # one entry per logged message; continuation lines start with a tab
+    entries = []
+    for line in text.split("\n"):
+        m = LOG_LINE.match(line)
+        if m:
+            entries.append([m.group(1), m.group(2), m.group(3)])
+        elif entries and line.startswith("\t"):
+            entries[-1][2] += "\n" + line[1:]
+    counts = {}
+    cur = {}                                # pid -> the error being collected
+
+    def flush(pid):
+        e = cur.pop(pid, None)
+        if not e:
+            return
+        msg, detail, stmt, ctx = e.get("ERROR", ""), e.get("DETAIL", ""), e.get("STATEMENT", ""), e.get("CONTEXT", "")
+        reason, rel = None, ""
+        for pat, r in FPS_DETAIL_REASONS:
+            if pat in detail:
+                reason = r
+                m = re.search(r'relation \"([^"]+)\"', detail)
+                rel = m.group(1) if m else ""
+                break
+        if reason is None:
+            if "read/write dependencies" in msg:
+                reason = "ssi"
+            elif "could not serialize access due to concurrent" in msg:
+                reason = "concurrent update (heap)"
+            elif msg.startswith("deadlock detected"):
+                reason = "deadlock"
+            else:
+                reason = "ERROR " + msg[:60]
+        norm = normalize_sql(stmt)
+        names = where.get(norm)
+        script = "/".join(sorted(names)) if names else ("?" if norm else "")
+        short = norm if len(norm) <= 70 else norm[:67] + "..."
+        m = re.search(r"PL/pgSQL function (\w+)\(.*?\) (line \d+ at [\w ]+)", ctx)
+        if m:
+            short += f" [{m.group(1)} {m.group(2)}]"
+        key = (script, short, reason, rel)
+        counts[key] = counts.get(key, 0) + 1
+
+    for pid, level, msg in entries:
+        if level == "ERROR":
+            flush(pid)
+            cur[pid] = {"ERROR": msg}
+        elif pid in cur and level in ("DETAIL", "HINT", "CONTEXT", "STATEMENT"):
+            cur[pid].setdefault(level, msg)
+            if level == "STATEMENT":
+                flush(pid)
+    for pid in list(cur):
+        flush(pid)
+    return sorted(((n,) + k for k, n in counts.items()), key=lambda t: -t[0])
+
+
+def aborts_by_script(entries):
+    """'new_order: validate_changed/district 120, ...' per script, from log_aborts()."""
+    per = {}
+    for n, script, _, reason, rel in entries:
+        k = (script or "?", reason + (f"/{rel}" if rel else ""))
+        per[k] = per.get(k, 0) + n
+    return "; ".join(f"{sc}: {r} {n}" for (sc, r), n in sorted(per.items(), key=lambda t: (t[0][0], -t[1])))
+
+
+def check_no_declarations(cl, db):
+    """The -client and -sp workloads run on tables without fpsketch declarations."""
+    n = cl.psql(db, "SELECT count(*) FROM fpsketch_column_group", check=False)
+    if n not in ("0", ""):
+        raise RuntimeError(f"{db} has {n} column groups declared; the -client/-sp workloads need none")
 
 
 def library_id(pgbin):
@@ -747,6 +905,8 @@ def run_row(cl, args, w, row, settings, workdir, rawdir, idx, total, eta):
         f"{k} = {cl.psql(db, f'SELECT current_setting($${k}$$)')}" for k in sorted(fps_conf)
         if k not in ("fpsketch.protocol", "fpsketch.variant"))
     prepare_db(cl, db)
+    if w.kind == "tpcc" and not w.declared:
+        check_no_declarations(cl, db)
     if row.am == "fpsketch":
         cl.psql(db, "SELECT fpsketch_stats_reset()")
     before = db_stats(cl, db)
@@ -761,6 +921,8 @@ def run_row(cl, args, w, row, settings, workdir, rawdir, idx, total, eta):
         f"{args.duration} s{eta}")
     t0 = time.time()
     load_before = os.getloadavg()[0]
+    server_log = os.path.join(args.pgdata, "server.log")
+    log_offset = os.path.getsize(server_log) if os.path.exists(server_log) else 0
     meter = CpuMeter(args.pgdata)
     p = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
                          cwd=workdir)
@@ -800,6 +962,11 @@ def run_row(cl, args, w, row, settings, workdir, rawdir, idx, total, eta):
                     + reader.sql + "EOF\n" + json.dumps(reader_res) + "\n")
     time.sleep(1.0)                             # let exiting backends flush their stats
     after = db_stats(cl, db)
+    logged = log_aborts(server_log, log_offset, w.scripts)
+    with open(os.path.join(rawdir, f"{w.name}__{file_label(row.label)}_aborts.txt"), "w") as f:
+        f.write("count | transaction | where (statement that failed) | reason | relation\n")
+        for e in logged:
+            f.write(" | ".join(map(str, e)) + "\n")
     summ = parse_summary(out)
     if p.returncode not in (0,) and summ["client_errors"] == 0:
         summ["client_errors"] = 1               # pgbench failed in some other way
@@ -825,6 +992,8 @@ def run_row(cl, args, w, row, settings, workdir, rawdir, idx, total, eta):
         "lat_p95_ms": round(logs["lat_p95_ms"], 2),
         "per_script_committed": "/".join(str(c) for c in logs["per_script"]),
         "per_script_aborts": "/".join(str(c) for c in logs["per_script_aborts"]),
+        "aborts_by_script": aborts_by_script(logged),
+        "aborts_logged": json.dumps([list(e) for e in logged[:40]]),
         "server_deadlocks": after[2] - before[2],
         "server_rollbacks": after[1] - before[1],
     }
@@ -918,6 +1087,7 @@ CSV_COLS = [
     "failed", "failed_serialization", "failed_deadlock", "aborts_serialization", "aborts_deadlock",
     "intended_rollbacks", "client_errors", "check_violations", "check_detail",
     "lat_avg_ms", "lat_p50_ms", "lat_p95_ms", "per_script_committed", "per_script_aborts",
+    "aborts_by_script", "aborts_logged",
     "report_begin", "report_committed", "report_per_min", "report_retries", "report_failed",
     "report_client_errors", "report_inconsistent", "report_lat_p50_ms",
     "reader_begin", "reader_start_s", "reader_elapsed_s", "reader_result", "reader_stable",
@@ -1056,6 +1226,7 @@ def markdown(results, meta, title):
                        f"{r['lat_p95_ms']:.1f} | {human_bytes(r['cc_memory_bytes'])} | {chk_s} | "
                        f"{r['client_errors']} |")
         out.append("")
+        out += logged_abort_tables(rows)
         out += report_tables(rows)
         for r in rows:
             pinned, leaks = r.get("fps_pinned") or 0, r.get("fps_lock_leaks") or 0
@@ -1081,6 +1252,26 @@ def markdown(results, meta, title):
                     out.append(f"{p}: focus_sketch / exact = {ratio(fs, ex)}")
             out.append("")
     return "\n".join(out) + "\n"
+
+
+def logged_abort_tables(rows):
+    """Aborted attempts by transaction type, failing statement and reason,
+    from the server log (the top ten per configuration)."""
+    out = []
+    have = [r for r in rows if r.get("aborts_logged") not in (None, "", "[]")]
+    if not have:
+        return out
+    out.append("Aborted attempts by transaction, the statement that failed (COMMIT: at validation) "
+               "and reason, from the server log (top 10 per configuration; all in raw/*_aborts.txt):")
+    out.append("")
+    out.append("| configuration | transaction | statement | reason | relation | count |")
+    out.append("|---|---|---|---|---|---:|")
+    for r in have:
+        for n, script, stmt, reason, rel in json.loads(r["aborts_logged"])[:10]:
+            stmt_md = stmt.replace("|", "\\|")
+            out.append(f"| {r['config']} | {script} | `{stmt_md}` | {reason} | {rel} | {n} |")
+    out.append("")
+    return out
 
 
 def report_tables(rows):
