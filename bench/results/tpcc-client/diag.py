@@ -106,6 +106,9 @@ def variants(whole, w):
         elif name == "no_customer_read":             # New-Order skips its customer read
             s[no][0] = sub(s[no][0], "SELECT c_discount, c_last, c_credit FROM customer\n"
                            " WHERE c_w_id = :w_id AND c_d_id = :d_id AND c_id = :c_id \\gset\n", "")
+        elif name == "warehouse_select_star":      # New-Order reads the whole warehouse row
+            s[no][0] = sub(s[no][0], "SELECT w_tax FROM warehouse WHERE w_id = :w_id \\gset\n",
+                           "SELECT * FROM warehouse WHERE w_id = :w_id \\gset\n")
         elif name == "warehouse_read_last":          # New-Order reads w_tax just before COMMIT
             s[no][0] = sub(s[no][0], "SELECT w_tax FROM warehouse WHERE w_id = :w_id \\gset\n", "")
             s[no][0] = sub(s[no][0], "COMMIT /* new_order */;",
