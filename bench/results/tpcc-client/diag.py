@@ -109,6 +109,22 @@ def variants(whole, w):
         elif name == "warehouse_select_star":      # New-Order reads the whole warehouse row
             s[no][0] = sub(s[no][0], "SELECT w_tax FROM warehouse WHERE w_id = :w_id \\gset\n",
                            "SELECT * FROM warehouse WHERE w_id = :w_id \\gset\n")
+        elif name == "payment_for_update":         # Payment reads warehouse and district FOR UPDATE, then sets them
+            pay = s["client_payment"][0]
+            pay = sub(pay, "UPDATE warehouse SET w_ytd = w_ytd + :h_cents / 100.0 WHERE w_id = :w_id;\n"
+                      "SELECT w_street_1, w_street_2, w_city, w_state, w_zip, w_name\n"
+                      "  FROM warehouse WHERE w_id = :w_id \\gset\n",
+                      "SELECT w_ytd, w_street_1, w_street_2, w_city, w_state, w_zip, w_name\n"
+                      "  FROM warehouse WHERE w_id = :w_id FOR UPDATE \\gset\n"
+                      "UPDATE warehouse SET w_ytd = :w_ytd::numeric + :h_cents / 100.0 WHERE w_id = :w_id;\n")
+            pay = sub(pay, "UPDATE district SET d_ytd = d_ytd + :h_cents / 100.0 WHERE d_w_id = :w_id AND d_id = :d_id;\n"
+                      "SELECT d_street_1, d_street_2, d_city, d_state, d_zip, d_name\n"
+                      "  FROM district WHERE d_w_id = :w_id AND d_id = :d_id \\gset\n",
+                      "SELECT d_ytd, d_street_1, d_street_2, d_city, d_state, d_zip, d_name\n"
+                      "  FROM district WHERE d_w_id = :w_id AND d_id = :d_id FOR UPDATE \\gset\n"
+                      "UPDATE district SET d_ytd = :d_ytd::numeric + :h_cents / 100.0 "
+                      "WHERE d_w_id = :w_id AND d_id = :d_id;\n")
+            s["client_payment"][0] = pay
         elif name == "warehouse_read_last":          # New-Order reads w_tax just before COMMIT
             s[no][0] = sub(s[no][0], "SELECT w_tax FROM warehouse WHERE w_id = :w_id \\gset\n", "")
             s[no][0] = sub(s[no][0], "COMMIT /* new_order */;",
