@@ -7,6 +7,7 @@ OBJS = \
 	$(WIN32RES) \
 	fpsketch.o \
 	fpsketch_am.o \
+	am/gap.o \
 	am/predicate.o \
 	am/reevaluate.o \
 	am/rowlock.o \

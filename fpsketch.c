@@ -893,6 +893,11 @@ _PG_init(void)
 							 "Off makes every predicate read conflict with every insert into the relation (for comparison); writers always write both kinds of key, so sessions may differ.",
 							 &fps_prefix_predicates, true,
 							 PGC_USERSET, 0, NULL, NULL, NULL);
+	DefineCustomBoolVariable("fpsketch.gap_predicates",
+							 "Btree scans read the gaps between the index entries they pass instead of their equality prefix.",
+							 "A scan that stops early (LIMIT, min()) or reads a range then conflicts only with inserts and deletes in the part of the index it read.  Writers always write gap keys, so sessions may differ; off reads equality-prefix keys (for comparison).",
+							 &fps_gap_predicates, true,
+							 PGC_USERSET, 0, NULL, NULL, NULL);
 	DefineCustomBoolVariable("fpsketch.column_groups",
 							 "Use the column groups declared with fpsketch_set_column_group().",
 							 "Off gives every row a single key (for comparison); the mapping must be the same in every backend, so it is fixed at server start.",
@@ -983,6 +988,8 @@ _PG_init(void)
 	prev_planner_hook = planner_hook;
 	planner_hook = fps_planner;
 	fps_txn_register_callbacks();
+	/* after the protocol's: runs before it (am/gap.c) */
+	fps_gap_register_callbacks();
 }
 
 /* ---- SQL-callable ---- */

@@ -342,7 +342,8 @@ fps_track_insert(Relation rel, TupleTableSlot *slot)
 		return;
 	fps_write_predicate_key(info, info->escalation_key);
 	fps_write_predicate_key(info, info->relation_key);
-	write_prefix_keys(rel, rs, info, keys, fps_prefix_keys_of_row(info, slot, keys));
+	if (write_prefix_keys(rel, rs, info, keys, fps_prefix_keys_of_row(info, slot, keys)))
+		fps_gap_note_row(rel, info, slot);
 }
 
 /* The version at tid, which this transaction just replaced or deleted. */
@@ -382,8 +383,9 @@ fps_track_delete(Relation rel, ItemPointer tid)
 		/* escalated readers of the relation see every write through this key */
 		fps_write_predicate_key(info, info->escalation_key);
 		fps_write_predicate_key(info, info->relation_key);
-		if (old != NULL)
-			write_prefix_keys(rel, rs, info, keys, fps_prefix_keys_of_row(info, old, keys));
+		if (old != NULL &&
+			write_prefix_keys(rel, rs, info, keys, fps_prefix_keys_of_row(info, old, keys)))
+			fps_gap_note_row(rel, info, old);
 	}
 	if (old != NULL)
 		ExecDropSingleTupleTableSlot(old);
@@ -422,8 +424,12 @@ fps_track_update(Relation rel, ItemPointer old_tid, TupleTableSlot *slot,
 			bool		moved;
 			int			nkeys = fps_moved_prefix_keys(rel, info, old, slot, keys, &moved);
 
-			if (write_prefix_keys(rel, rs, info, keys, nkeys) && moved)
-				fps_write_predicate_key(info, info->relation_key);
+			if (write_prefix_keys(rel, rs, info, keys, nkeys))
+			{
+				if (moved)
+					fps_write_predicate_key(info, info->relation_key);
+				fps_gap_note_moved(rel, info, old, slot);
+			}
 		}
 	}
 	if (old != NULL)

@@ -48,6 +48,7 @@ typedef enum FpsProtocol
 extern int	fps_protocol;
 extern int	fps_lock_wait_timeout_ms;
 extern bool fps_prefix_predicates;
+extern bool fps_gap_predicates;
 extern bool fps_reevaluate_updates;
 extern bool fps_column_groups_enabled;
 extern bool fps_stable_rereads;
@@ -146,6 +147,7 @@ typedef struct FpsPrefixIndex
 	Oid			indexoid;
 	bool		is_hash;		/* hash index: only the full key is a prefix */
 	bool		is_unique;
+	bool		has_gaps;		/* btree on NOT NULL columns: gap keys */
 	int			nkeys;
 	AttrNumber	attnums[INDEX_MAX_KEYS];	/* heap column of each key */
 	Oid			collations[INDEX_MAX_KEYS];
@@ -191,6 +193,9 @@ extern fps_u64 fps_key_from_tid(Relation rel, ItemPointer tid);
 extern FpsPrefixIndex *fps_prefix_index(FpsRelInfo *info, Oid indexoid);
 extern uint64 fps_hash_value(struct TypeCacheEntry *type, Oid collation, Datum value, bool isnull);
 extern fps_u64 fps_prefix_key(FpsPrefixIndex *index, int nprefix, const uint64 *hashes);
+extern fps_u64 fps_gap_key(FpsPrefixIndex *index, int nprefix, const uint64 *hashes);
+extern fps_u64 fps_gap_end_key(FpsPrefixIndex *index, int nprefix, const uint64 *hashes);
+extern fps_u64 fps_gap_escalation_key(FpsPrefixIndex *index);
 
 /* ---- transaction state (cc/txn.c) ---- */
 
@@ -389,6 +394,7 @@ extern void cc_write(FpsAccess *access);
 extern void cc_follow(FpsAccess *access);
 extern void cc_phantom_read(FpsAccess *access);
 extern void cc_phantom_write(FpsAccess *access);
+extern void cc_phantom_follow(FpsAccess *access);
 extern bool cc_phantom_read_unchanged(FpsAccess *access);
 extern bool cc_ts_read_key(fps_u64 key, Oid relid, TransactionId *holder);
 extern void cc_ts_read_predicate(fps_u64 key, Oid relid);
@@ -401,6 +407,7 @@ extern bool tictoc_read(FpsAccess *access, FpsVersion *version);
 extern void tictoc_write(FpsAccess *access);
 extern void tictoc_phantom_read(FpsAccess *access);
 extern void tictoc_phantom_write(FpsAccess *access);
+extern void tictoc_phantom_follow(FpsAccess *access);
 extern bool tictoc_phantom_unchanged(FpsAccess *access);
 extern void tictoc_validate(FpsTxn *txn);
 extern void tictoc_abort_if_doomed(FpsTxn *txn);

@@ -152,6 +152,40 @@ tictoc_phantom_unchanged(FpsAccess *access)
 	return fps_entry_committers_load(access->entry) - own == access->observed_committers;
 }
 
+/*
+ * A gap key a writer follows (am/gap.c): commit no earlier than the wts
+ * installed there, once no writer is between PRE_COMMIT and its install
+ * (the committed inserter that made the gap may not have installed yet).
+ * Unlike a read, later installs do not fail validation: they only come
+ * later still.
+ */
+void
+tictoc_phantom_follow(FpsAccess *access)
+{
+	FpsBackoff	backoff;
+
+	fps_backoff_init(&backoff);
+	for (;;)
+	{
+		fps_u64		cword = fps_entry_committers_load(access->entry);
+
+		if (fps_committers(cword) - (access->committing ? 1 : 0) == 0)
+		{
+			fps_u64		word = fps_entry_load(access->entry);
+
+			/* no install between the two loads: word belongs to cword */
+			if (fps_entry_committers_load(access->entry) == cword)
+			{
+				access->min_commit_ts = Max(access->min_commit_ts, fps_word_wts(word));
+				return;
+			}
+			continue;
+		}
+		if (!fps_backoff_wait(&backoff))
+			fps_abort(FPS_ABORT_LOCK_TIMEOUT, access->relid);
+	}
+}
+
 /* WRITE of a phantom key: an insert made the predicate's result change. */
 void
 tictoc_phantom_write(FpsAccess *access)
@@ -222,7 +256,7 @@ tictoc_lock(FpsAccess *access)
 /*
  * The least timestamp the transaction can commit at: after every version it
  * read (min_commit_ts: versions read through an escalated key, see
- * fps_escalated_read), after every read of what it writes, after the last
+ * fps_escalated_read, and gap keys followed, tictoc_phantom_follow), after every read of what it writes, after the last
  * writer of every group of a row it wrote (follows).  The last are stable
  * by validation: such a writer held the row lock until its install.  Rts and readers_rts only grow,
  * so before validation this is a lower bound of the commit_ts to come.
@@ -244,7 +278,8 @@ least_commit_ts(FpsTxn *txn)
 		else if (a->follows)
 			commit_ts = Max(commit_ts, fps_word_wts(fps_entry_load(a->entry)) + 1);
 		if (a->is_read)
-			commit_ts = Max(commit_ts, Max(fps_word_wts(a->observed), a->min_commit_ts));
+			commit_ts = Max(commit_ts, fps_word_wts(a->observed));
+		commit_ts = Max(commit_ts, a->min_commit_ts);
 	}
 	return commit_ts;
 }

@@ -951,6 +951,19 @@ cc_follow(FpsAccess *access)
 		sto_follow(access);
 }
 
+/*
+ * A gap key whose entry's inserter committed (am/gap.c): this writer
+ * commits after it, so after every reader of the gap that entry split.
+ */
+void
+cc_phantom_follow(FpsAccess *access)
+{
+	if (fps_timestamp_ordered())
+		sto_follow(access);
+	else
+		tictoc_phantom_follow(access);
+}
+
 void
 cc_phantom_read(FpsAccess *access)
 {
