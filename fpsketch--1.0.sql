@@ -189,8 +189,9 @@ GRANT SELECT ON @extschema@.fpsketch_column_groups TO PUBLIC;
 -- relation) counted since the server started or fpsketch_stats_reset(),
 -- fpsketch.max_tracked_relations of them in all databases; relations past
 -- that are counted together in one row whose datid and relid are NULL
--- (relations: an estimate of how many).  Rows of dropped relations stay
--- until the next reset.
+-- (relations: an estimate of how many).  Dropped tables' rows go with them
+-- (the event trigger fpsketch_forget_dropped_tables); dropped databases'
+-- stay until the next reset.
 CREATE FUNCTION @extschema@.fpsketch_relation_stats(
     OUT datid oid,
     OUT relid oid,
@@ -309,6 +310,11 @@ SELECT s.datid, s.relid, s.relname,
  ORDER BY a.aborts DESC, s.datid, s.relid, a.n;
 GRANT SELECT ON @extschema@.fpsketch_conflict_columns TO PUBLIC;
 
+-- for the event trigger below: dropped tables leave fpsketch_relation_stats
+CREATE FUNCTION @extschema@.fpsketch_relation_stats_forget(pg_catalog.oid[]) RETURNS void
+AS 'MODULE_PATHNAME' LANGUAGE C STRICT VOLATILE;
+REVOKE ALL ON FUNCTION @extschema@.fpsketch_relation_stats_forget(pg_catalog.oid[]) FROM PUBLIC;
+
 -- The event triggers' functions run as the extension's owner (a
 -- superuser) for everyone's DDL: a fixed search_path, and qualified names.
 --
@@ -319,12 +325,18 @@ GRANT SELECT ON @extschema@.fpsketch_conflict_columns TO PUBLIC;
 -- rels; both functions run it.
 
 -- Forget the groups of dropped tables (their OIDs may be reused), and
--- dropped columns: ALTER TABLE ... DROP COLUMN, DROP TYPE ... CASCADE.
+-- dropped columns: ALTER TABLE ... DROP COLUMN, DROP TYPE ... CASCADE; and
+-- dropped tables' rows of fpsketch_relation_stats.
 CREATE FUNCTION @extschema@.fpsketch_forget_dropped_tables() RETURNS event_trigger
 LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
 DECLARE
     rels pg_catalog.oid[];
 BEGIN
+    PERFORM @extschema@.fpsketch_relation_stats_forget(pg_catalog.array_agg(o.objid))
+       FROM pg_catalog.pg_event_trigger_dropped_objects() o
+      WHERE o.classid OPERATOR(pg_catalog.=) 'pg_catalog.pg_class'::pg_catalog.regclass::pg_catalog.oid
+        AND o.objsubid OPERATOR(pg_catalog.=) 0;
+
     DELETE FROM @extschema@.fpsketch_column_group g
      WHERE NOT EXISTS (SELECT 1 FROM pg_catalog.pg_class c
                         WHERE c.oid OPERATOR(pg_catalog.=) g.rel::pg_catalog.oid);

@@ -21,8 +21,13 @@
  * once), entries are created, and removed by a reset, in exclusive mode.
  * A relation that finds the table full is counted in one "other" entry
  * (relid NULL in the view), and a small bitmap of the relations counted
- * there estimates how many they are.  Entries of dropped relations stay
- * until the next reset.  Nothing survives a restart, like fpsketch_stats.
+ * there estimates how many they are.  The extension's sql_drop event
+ * trigger removes the entries of dropped tables (fpsketch_relation_stats_
+ * forget), so that a workload that creates and drops tables does not fill
+ * the table with the dead; other transactions cannot add to them any more
+ * (DROP waits for their locks, which they hold past their flush), and the
+ * dropping transaction skips them at its end.  Nothing survives a restart,
+ * like fpsketch_stats.
  *
  *-------------------------------------------------------------------------
  */
@@ -251,6 +256,11 @@ fps_relstats_flush(FpsTxn *txn, bool committed)
 		FpsRelState *rs = &txn->rels[i];
 		FpsRelCounters *c;
 
+		if (rs->stat_dropped)
+		{
+			rs->stat_pending = false;
+			continue;
+		}
 		key.relid = rs->relid;
 		c = counters_of(&key, false);
 		rs->stat_pending = (c == NULL);
@@ -302,6 +312,53 @@ fps_relstats_reset(void)
 	for (int i = 0; i < OTHER_BITS / 32; i++)
 		pg_atomic_write_u32(&relstats->other_seen[i], 0);
 	LWLockRelease(relstats->lock);
+}
+
+/*
+ * fpsketch_relation_stats_forget(oid[]): the relations of the current
+ * database that the event trigger fpsketch_forget_dropped_tables saw
+ * dropped (EXECUTE revoked from PUBLIC; the trigger runs as the
+ * extension's owner).  Also tells this transaction not to add its own
+ * counts of them at its end.  A DROP that rolls back has lost the
+ * relation's counts so far.
+ */
+PG_FUNCTION_INFO_V1(fpsketch_relation_stats_forget);
+
+Datum
+fpsketch_relation_stats_forget(PG_FUNCTION_ARGS)
+{
+	ArrayType  *arr = PG_GETARG_ARRAYTYPE_P(0);
+	Datum	   *elems;
+	bool	   *elem_nulls;
+	int			n;
+	FpsRelStatsKey key;
+
+	fps_require_shmem();
+	if (ARR_ELEMTYPE(arr) != OIDOID)
+		elog(ERROR, "fpsketch_relation_stats_forget: oid[] expected");
+	deconstruct_array(arr, OIDOID, sizeof(Oid), true, TYPALIGN_INT,
+					  &elems, &elem_nulls, &n);
+	key.dbid = MyDatabaseId;
+	LWLockAcquire(relstats->lock, LW_EXCLUSIVE);
+	for (int i = 0; i < n; i++)
+	{
+		if (elem_nulls[i] || relstats_hash == NULL)
+			continue;
+		key.relid = DatumGetObjectId(elems[i]);
+		hash_search(relstats_hash, &key, HASH_REMOVE, NULL);
+	}
+	LWLockRelease(relstats->lock);
+	for (int i = 0; i < n; i++)
+	{
+		FpsRelState *rs;
+
+		if (elem_nulls[i])
+			continue;
+		rs = fps_txn_rel_find(DatumGetObjectId(elems[i]));
+		if (rs != NULL)
+			rs->stat_dropped = true;
+	}
+	PG_RETURN_VOID();
 }
 
 /* How many relations the "other" entry counts: linear counting's estimate. */

@@ -243,6 +243,7 @@ typedef struct FpsRelState
 	uint64		stat_predicate_reads;
 	uint64		stat_predicate_writes;
 	bool		stat_pending;	/* not added yet (relation_stats.c) */
+	bool		stat_dropped;	/* dropped by this transaction: not added */
 } FpsRelState;
 
 typedef struct FpsTxn
