@@ -94,7 +94,7 @@ fps_relstats_define_guc(void)
 {
 	DefineCustomIntVariable("fpsketch.max_tracked_relations",
 							"Relations fpsketch_relation_stats keeps counters for, in all databases.",
-							"Relations seen after the table is full are counted together in one row whose relid is NULL, until fpsketch_stats_reset().  Each relation takes about 400 bytes of shared memory.",
+							"Relations seen after the table is full are counted together in one row whose relid is NULL, until fpsketch_stats_reset().  Each relation takes about 350 bytes of shared memory.",
 							&fps_max_tracked_relations, 1000, 0, 1000000,
 							PGC_POSTMASTER, 0, NULL, NULL, NULL);
 }
@@ -433,10 +433,10 @@ fpsketch_relation_stats(PG_FUNCTION_ARGS)
 	fps_require_shmem();
 	InitMaterializedSRF(fcinfo, 0);
 
-	/* copy under the lock, build tuples after it */
-	maxrows = fps_max_tracked_relations + 1;
-	rows = palloc(sizeof(RelStatsRow) * maxrows);
+	/* copy under the lock (an ERROR releases it), build tuples after it */
 	LWLockAcquire(relstats->lock, LW_SHARED);
+	maxrows = (relstats_hash != NULL ? (int) hash_get_num_entries(relstats_hash) : 0) + 1;
+	rows = palloc(sizeof(RelStatsRow) * maxrows);
 	if (relstats_hash != NULL)
 	{
 		HASH_SEQ_STATUS seq;
