@@ -244,8 +244,9 @@ escalate_writes(Relation rel, FpsRelState *rs)
 }
 
 /*
- * Write a fine key (a row's, an equality prefix's) of rel; false if the pin
- * budget refused it and rel is now written untracked.
+ * Write a fine key (a row's, of column group group; or an equality
+ * prefix's) of rel; false if the pin budget refused it and rel is now
+ * written untracked.
  */
 static bool
 write_fine_key(Relation rel, FpsRelState *rs, FpsRelInfo *info, fps_u64 key,
@@ -258,8 +259,6 @@ write_fine_key(Relation rel, FpsRelState *rs, FpsRelInfo *info, fps_u64 key,
 		escalate_writes(rel, rs);
 		return false;
 	}
-	if (!predicate)
-		access->row_group = group;
 	if (predicate)
 	{
 		if (!access->is_write)
@@ -267,7 +266,10 @@ write_fine_key(Relation rel, FpsRelState *rs, FpsRelInfo *info, fps_u64 key,
 		cc_phantom_write(access);
 	}
 	else
+	{
+		access->row_group = group;
 		cc_write(access);
+	}
 	return true;
 }
 

@@ -750,11 +750,6 @@ relmap_rebuild(int size)
 }
 
 /*
- * The state of relid in this transaction, added on first touch.  As many
- * relations as the transaction opens: a scan of a partitioned table with
- * thousands of partitions included.
- */
-/*
  * The state of relid in this transaction if it has one (nothing added, so
  * that pointers to other relations' states stay valid).
  */
@@ -777,6 +772,11 @@ fps_txn_rel_find(Oid relid)
 	return NULL;
 }
 
+/*
+ * The state of relid in this transaction, added on first touch.  As many
+ * relations as the transaction opens: a scan of a partitioned table with
+ * thousands of partitions included.
+ */
 FpsRelState *
 fps_txn_rel(Oid relid)
 {
