@@ -16,6 +16,7 @@ OBJS = \
 	am/versions.o \
 	am/visibility.o \
 	column_groups.o \
+	relation_stats.o \
 	cc/commit_ts.o \
 	cc/keys.o \
 	cc/sto.o \

@@ -58,11 +58,12 @@ tictoc_read(FpsAccess *access, FpsVersion *version)
 	fps_u64		word;
 
 	if (!fps_wait_while_locked(access, &word))
-		fps_abort(FPS_ABORT_LOCK_TIMEOUT, access->relid);
+		fps_abort_key(FPS_ABORT_LOCK_TIMEOUT, access);
 
 	if (access->is_read && fps_word_wts(word) != fps_word_wts(access->observed))
 		return false;
 
+	/* a successor of the row, whichever groups it changed: no group named */
 	if (version->is_stale(version->arg))
 		fps_abort(FPS_ABORT_STALE_READ, access->relid);
 
@@ -124,7 +125,7 @@ tictoc_phantom_read(FpsAccess *access)
 			continue;
 		}
 		if (!fps_backoff_wait(&backoff))
-			fps_abort(FPS_ABORT_LOCK_TIMEOUT, access->relid);
+			fps_abort_key(FPS_ABORT_LOCK_TIMEOUT, access);
 	}
 	if (!access->is_read)
 	{
@@ -136,7 +137,7 @@ tictoc_phantom_read(FpsAccess *access)
 	else if (cword != access->observed_committers)
 	{
 		/* the predicate changed between two reads: validation would fail */
-		fps_abort(FPS_ABORT_PHANTOM, access->relid);
+		fps_abort_key(FPS_ABORT_PHANTOM, access);
 	}
 }
 
@@ -225,7 +226,7 @@ tictoc_validate_phantom(FpsAccess *a, fps_u64 commit_ts)
 	 * consistent, so one of the two is visible.
 	 */
 	if (fps_entry_committers_load(a->entry) - own != a->observed_committers)
-		fps_abort(FPS_ABORT_PHANTOM, a->relid);
+		fps_abort_key(FPS_ABORT_PHANTOM, a);
 }
 
 static int
@@ -246,7 +247,7 @@ tictoc_lock(FpsAccess *access)
 	for (;;)
 	{
 		if (!fps_wait_while_locked(access, &word))
-			fps_abort(FPS_ABORT_LOCK_TIMEOUT, access->relid);
+			fps_abort_key(FPS_ABORT_LOCK_TIMEOUT, access);
 		if (fps_entry_cas(access->entry, &word, word | FPS_LOCK_BIT))
 			break;
 	}
@@ -353,12 +354,12 @@ tictoc_validate(FpsTxn *txn)
 					fps_atomic_add(&fps_counters->reads_valid_before_overwrite, 1);
 					break;
 				}
-				fps_abort(FPS_ABORT_VALIDATE_CHANGED, a->relid);
+				fps_abort_key(FPS_ABORT_VALIDATE_CHANGED, a);
 			}
 			if (a->locked || fps_word_rts(cur) >= commit_ts)
 				break;			/* our own lock: nobody else can move wts */
 			if (fps_word_locked(cur))
-				fps_abort(FPS_ABORT_VALIDATE_LOCKED, a->relid);
+				fps_abort_key(FPS_ABORT_VALIDATE_LOCKED, a);
 			/* extend rts; fails, and is re-examined, if the key got locked */
 			if (fps_entry_cas(a->entry, &cur,
 							  fps_word_make(false, fps_word_wts(cur), commit_ts)))
@@ -421,7 +422,7 @@ tictoc_abort_if_doomed(FpsTxn *txn)
 			!fps_entry_replaced_after(a->entry, observed_wts, min_commit_ts))
 		{
 			fps_atomic_add(&fps_counters->early_aborts, 1);
-			fps_abort(FPS_ABORT_VALIDATE_CHANGED, a->relid);
+			fps_abort_key(FPS_ABORT_VALIDATE_CHANGED, a);
 		}
 	}
 }
