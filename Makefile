@@ -7,6 +7,7 @@ OBJS = \
 	$(WIN32RES) \
 	fpsketch.o \
 	fpsketch_am.o \
+	am/gap.o \
 	am/predicate.o \
 	am/reevaluate.o \
 	am/rowlock.o \
@@ -15,6 +16,7 @@ OBJS = \
 	am/versions.o \
 	am/visibility.o \
 	column_groups.o \
+	relation_stats.o \
 	cc/commit_ts.o \
 	cc/keys.o \
 	cc/sto.o \

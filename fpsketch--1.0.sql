@@ -184,6 +184,137 @@ SELECT g.rel AS relation, g.group_name, g.groupno AS group_number,
 -- (see above), and pg_class shows every table's name to everyone.
 GRANT SELECT ON @extschema@.fpsketch_column_groups TO PUBLIC;
 
+-- Per relation: which fpsketch tables, and which column groups of them,
+-- make transactions retry (relation_stats.c).  One row per (database,
+-- relation) counted since the server started or fpsketch_stats_reset(),
+-- fpsketch.max_tracked_relations of them in all databases; relations past
+-- that are counted together in one row whose datid and relid are NULL
+-- (relations: an estimate of how many).  Dropped tables' rows go with them
+-- (the event trigger fpsketch_forget_dropped_tables); dropped databases'
+-- stay until the next reset.
+CREATE FUNCTION @extschema@.fpsketch_relation_stats(
+    OUT datid oid,
+    OUT relid oid,
+    OUT relations bigint,
+    OUT row_reads bigint,
+    OUT row_writes bigint,
+    OUT predicate_reads bigint,
+    OUT predicate_writes bigint,
+    OUT commits bigint,
+    OUT rollbacks bigint,
+    OUT aborts_stale_read bigint,
+    OUT aborts_reread_changed bigint,
+    OUT aborts_validate_changed bigint,
+    OUT aborts_validate_locked bigint,
+    OUT aborts_concurrent_update bigint,
+    OUT aborts_lock_timeout bigint,
+    OUT aborts_table_full bigint,
+    OUT aborts_phantom bigint,
+    OUT aborts_phantom_snapshot bigint,
+    OUT aborts_sto_read_too_late bigint,
+    OUT aborts_sto_write_too_late bigint,
+    OUT aborts_sto_waited_for_writer bigint,
+    OUT aborts_wait_cycle bigint,
+    OUT aborts_snapshot_too_old bigint,
+    OUT aborts_read_only_guess bigint,
+    OUT aborts_pool_held bigint,
+    OUT aborts_by_group bigint[])
+RETURNS SETOF record
+AS 'MODULE_PATHNAME' LANGUAGE C STRICT VOLATILE;
+
+-- relname and the column groups are those of the current database's
+-- relations (NULL and empty for other databases' and dropped ones)
+CREATE VIEW @extschema@.fpsketch_relation_stats AS
+SELECT s.datid, s.relid, c.relname, s.relations,
+       s.row_reads, s.row_writes, s.predicate_reads, s.predicate_writes,
+       s.commits, s.rollbacks,
+       s.aborts_stale_read OPERATOR(pg_catalog.+)
+       s.aborts_reread_changed OPERATOR(pg_catalog.+)
+       s.aborts_validate_changed OPERATOR(pg_catalog.+)
+       s.aborts_validate_locked OPERATOR(pg_catalog.+)
+       s.aborts_concurrent_update OPERATOR(pg_catalog.+)
+       s.aborts_lock_timeout OPERATOR(pg_catalog.+)
+       s.aborts_table_full OPERATOR(pg_catalog.+)
+       s.aborts_phantom OPERATOR(pg_catalog.+)
+       s.aborts_phantom_snapshot OPERATOR(pg_catalog.+)
+       s.aborts_sto_read_too_late OPERATOR(pg_catalog.+)
+       s.aborts_sto_write_too_late OPERATOR(pg_catalog.+)
+       s.aborts_sto_waited_for_writer OPERATOR(pg_catalog.+)
+       s.aborts_wait_cycle OPERATOR(pg_catalog.+)
+       s.aborts_snapshot_too_old OPERATOR(pg_catalog.+)
+       s.aborts_read_only_guess OPERATOR(pg_catalog.+)
+       s.aborts_pool_held AS aborts,
+       s.aborts_stale_read,
+       s.aborts_reread_changed,
+       s.aborts_validate_changed,
+       s.aborts_validate_locked,
+       s.aborts_concurrent_update,
+       s.aborts_lock_timeout,
+       s.aborts_table_full,
+       s.aborts_phantom,
+       s.aborts_phantom_snapshot,
+       s.aborts_sto_read_too_late,
+       s.aborts_sto_write_too_late,
+       s.aborts_sto_waited_for_writer,
+       s.aborts_wait_cycle,
+       s.aborts_snapshot_too_old,
+       s.aborts_read_only_guess,
+       s.aborts_pool_held,
+       s.aborts_by_group,
+       ARRAY(SELECT g.group_name::pg_catalog.text OPERATOR(pg_catalog.||) ': '
+                    OPERATOR(pg_catalog.||) pg_catalog.array_to_string(g.columns, ', ')
+               FROM @extschema@.fpsketch_column_groups g
+              WHERE c.oid IS NOT NULL
+                AND g.relation::pg_catalog.oid OPERATOR(pg_catalog.=) c.oid
+              ORDER BY g.group_number) AS column_groups
+  FROM @extschema@.fpsketch_relation_stats() s
+  LEFT JOIN pg_catalog.pg_class c
+    ON c.oid OPERATOR(pg_catalog.=) s.relid
+   AND s.datid OPERATOR(pg_catalog.=)
+       (SELECT d.oid FROM pg_catalog.pg_database d
+         WHERE d.datname OPERATOR(pg_catalog.=) pg_catalog.current_database())
+ ORDER BY s.datid, s.relid;
+-- Counts and OIDs, like pg_stat_all_tables and fpsketch_stats: everyone.
+GRANT SELECT ON @extschema@.fpsketch_relation_stats TO PUBLIC;
+
+-- The column groups whose keys failed (fpsketch_relation_stats'
+-- aborts_by_group, by name): the columns that make clients retry.  Group 0
+-- is the row's identity and every column in no declared group (every
+-- column when fpsketch.column_groups is off).  Only the reasons that name
+-- one key of a row count here; see README, Observability.
+CREATE VIEW @extschema@.fpsketch_conflict_columns AS
+SELECT s.datid, s.relid, s.relname,
+       (a.n OPERATOR(pg_catalog.-) 1)::pg_catalog.int4 AS group_number,
+       g.group_name,
+       CASE WHEN s.relname IS NULL THEN NULL
+            WHEN a.n OPERATOR(pg_catalog.>) 1 THEN g.columns
+            ELSE ARRAY(SELECT att.attname FROM pg_catalog.pg_attribute att
+                        WHERE att.attrelid OPERATOR(pg_catalog.=) s.relid
+                          AND att.attnum OPERATOR(pg_catalog.>) 0
+                          AND NOT att.attisdropped
+                          AND (NOT pg_catalog.current_setting('fpsketch.column_groups')::pg_catalog.bool
+                               OR NOT EXISTS (
+                                   SELECT 1 FROM @extschema@.fpsketch_column_group x
+                                    WHERE x.rel::pg_catalog.oid OPERATOR(pg_catalog.=) s.relid
+                                      AND att.attnum OPERATOR(pg_catalog.=) ANY (x.attnums)))
+                        ORDER BY att.attnum)
+       END AS columns,
+       a.aborts
+  FROM @extschema@.fpsketch_relation_stats s
+ CROSS JOIN LATERAL pg_catalog.unnest(s.aborts_by_group) WITH ORDINALITY AS a(aborts, n)
+  LEFT JOIN @extschema@.fpsketch_column_groups g
+    ON s.relname IS NOT NULL
+   AND g.relation::pg_catalog.oid OPERATOR(pg_catalog.=) s.relid
+   AND g.group_number OPERATOR(pg_catalog.=) (a.n OPERATOR(pg_catalog.-) 1)
+ WHERE a.aborts OPERATOR(pg_catalog.>) 0
+ ORDER BY a.aborts DESC, s.datid, s.relid, a.n;
+GRANT SELECT ON @extschema@.fpsketch_conflict_columns TO PUBLIC;
+
+-- for the event trigger below: dropped tables leave fpsketch_relation_stats
+CREATE FUNCTION @extschema@.fpsketch_relation_stats_forget(pg_catalog.oid[]) RETURNS void
+AS 'MODULE_PATHNAME' LANGUAGE C STRICT VOLATILE;
+REVOKE ALL ON FUNCTION @extschema@.fpsketch_relation_stats_forget(pg_catalog.oid[]) FROM PUBLIC;
+
 -- The event triggers' functions run as the extension's owner (a
 -- superuser) for everyone's DDL: a fixed search_path, and qualified names.
 --
@@ -194,12 +325,18 @@ GRANT SELECT ON @extschema@.fpsketch_column_groups TO PUBLIC;
 -- rels; both functions run it.
 
 -- Forget the groups of dropped tables (their OIDs may be reused), and
--- dropped columns: ALTER TABLE ... DROP COLUMN, DROP TYPE ... CASCADE.
+-- dropped columns: ALTER TABLE ... DROP COLUMN, DROP TYPE ... CASCADE; and
+-- dropped tables' rows of fpsketch_relation_stats.
 CREATE FUNCTION @extschema@.fpsketch_forget_dropped_tables() RETURNS event_trigger
 LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
 DECLARE
     rels pg_catalog.oid[];
 BEGIN
+    PERFORM @extschema@.fpsketch_relation_stats_forget(pg_catalog.array_agg(o.objid))
+       FROM pg_catalog.pg_event_trigger_dropped_objects() o
+      WHERE o.classid OPERATOR(pg_catalog.=) 'pg_catalog.pg_class'::pg_catalog.regclass::pg_catalog.oid
+        AND o.objsubid OPERATOR(pg_catalog.=) 0;
+
     DELETE FROM @extschema@.fpsketch_column_group g
      WHERE NOT EXISTS (SELECT 1 FROM pg_catalog.pg_class c
                         WHERE c.oid OPERATOR(pg_catalog.=) g.rel::pg_catalog.oid);

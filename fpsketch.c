@@ -2,7 +2,8 @@
  *
  * fpsketch.c
  *	  Module entry: GUCs, shared memory, planner and utility hooks, the
- *	  statistics functions behind the fpsketch_stats view.
+ *	  statistics functions behind the fpsketch_stats view (per relation:
+ *	  relation_stats.c).
  *
  * Shared memory: one FPSketch (sketch/fpsketch.c documents its locking)
  * and one FpsSharedCounters, updated with atomics only.  Both are created
@@ -192,10 +193,12 @@ fps_shmem_request(void)
 															   sizeof(FpsSharedCounters)),
 													  row_lock_waits_size()),
 											 fps_commit_ts_shmem_size(fps_commit_ts_entries)),
-									fps_pool_shmem_size()));
+									add_size(fps_pool_shmem_size(),
+											 fps_relstats_shmem_size())));
 	RequestNamedLWLockTranche("fpsketch commit_ts",
 							  fps_commit_ts_lwlocks(fps_commit_ts_entries));
 	RequestNamedLWLockTranche("fpsketch pool", 1);
+	fps_relstats_shmem_request();
 }
 
 static void
@@ -241,6 +244,7 @@ fps_shmem_startup(void)
 	fps_commit_ts_shmem_init(mem, found, fps_commit_ts_entries);
 	mem = ShmemInitStruct("fpsketch pool", fps_pool_shmem_size(), &found);
 	fps_pool_shmem_init(mem, found);
+	fps_relstats_shmem_init();
 	LWLockRelease(AddinShmemInitLock);
 }
 
@@ -837,6 +841,7 @@ check_raw_settings(void)
 	check_raw_int("fpsketch.max_entries", 0, -1, 64 * 1024 * 1024);
 	check_raw_int("fpsketch.lock_wait_timeout", GUC_UNIT_MS, 1, INT_MAX);
 	check_raw_int("fpsketch.commit_ts_entries", 0, 1024, 64 * 1024 * 1024);
+	check_raw_int("fpsketch.max_tracked_relations", 0, 0, 1000000);
 }
 
 
@@ -893,6 +898,11 @@ _PG_init(void)
 							 "Off makes every predicate read conflict with every insert into the relation (for comparison); writers always write both kinds of key, so sessions may differ.",
 							 &fps_prefix_predicates, true,
 							 PGC_USERSET, 0, NULL, NULL, NULL);
+	DefineCustomBoolVariable("fpsketch.gap_predicates",
+							 "Btree scans read the gaps between the index entries they pass instead of their equality prefix.",
+							 "A scan that stops early (LIMIT, min()) or reads a range then conflicts only with inserts and deletes in the part of the index it read.  Writers always write gap keys, so sessions may differ; off reads equality-prefix keys (for comparison).",
+							 &fps_gap_predicates, true,
+							 PGC_USERSET, 0, NULL, NULL, NULL);
 	DefineCustomBoolVariable("fpsketch.column_groups",
 							 "Use the column groups declared with fpsketch_set_column_group().",
 							 "Off gives every row a single key (for comparison); the mapping must be the same in every backend, so it is fixed at server start.",
@@ -948,6 +958,7 @@ _PG_init(void)
 							"Counted for the role that authenticated the session, which SET ROLE and SECURITY DEFINER functions do not change; each backend's own share (max_entries / 4 / max backends) is not counted.  Past it, reads escalate to relation keys and writes need an ACCESS EXCLUSIVE lock of the table, as past fpsketch.max_pins_per_transaction, so that one role's idle transactions cannot hold the pool that other roles' writers need.  -1: half of the pool (max_entries / 4); 0: nothing beyond the backends' own shares.",
 							&fps_max_pool_pins_per_role, -1, -1, INT_MAX,
 							PGC_SUSET, 0, NULL, NULL, NULL);
+	fps_relstats_define_guc();
 	MarkGUCPrefixReserved("fpsketch");
 
 	if (fps_max_entries >= 0 && fps_max_entries < 64)
@@ -983,6 +994,8 @@ _PG_init(void)
 	prev_planner_hook = planner_hook;
 	planner_hook = fps_planner;
 	fps_txn_register_callbacks();
+	/* after the protocol's: runs before it (am/gap.c) */
+	fps_gap_register_callbacks();
 }
 
 /* ---- SQL-callable ---- */
@@ -1120,6 +1133,7 @@ fpsketch_stats_reset(PG_FUNCTION_ARGS)
 	fps_atomic_store(&fps_counters->ts_waits, 0);
 	fps_atomic_store(&fps_counters->ts_successor_fetches, 0);
 	fps_commit_ts_reset_stats();
+	fps_relstats_reset();
 	PG_RETURN_VOID();
 }
 

@@ -246,12 +246,21 @@ fps_index_fetch_tuple(struct IndexFetchTableData *scan, ItemPointer tid,
 					  Snapshot snapshot, TupleTableSlot *slot,
 					  bool *call_again, bool *all_dead)
 {
-	snapshot = fps_index_predicate_snapshot((FpsIndexFetch *) scan, snapshot);
+	FpsIndexFetch *f = (FpsIndexFetch *) scan;
+
+	snapshot = fps_index_predicate_snapshot(f, snapshot);
 	if (fps_ts_read_of(scan->rel, snapshot))
 		return index_fetch_at_timestamp(scan, tid, snapshot, slot, call_again, all_dead);
+	/* a new entry (not the next member of a HOT chain) */
+	if (f->gap.active && !*call_again)
+		fps_gap_read_entry(f);
 	if (!heap_routine->index_fetch_tuple(scan, tid, snapshot, slot,
 										 call_again, all_dead))
+	{
+		if (f->gap.check_unseen)
+			fps_gap_check_unseen(f, tid, snapshot);
 		return false;
+	}
 	if (fps_snapshot_is_tracked(snapshot))
 		fps_track_read(scan->rel, slot, snapshot->snapshot_type == SNAPSHOT_DIRTY);
 	return true;

@@ -11,6 +11,8 @@
 #include "access/tableam.h"
 #include "utils/relcache.h"
 
+/* am/gap.c: walks at PRE_COMMIT, before the protocol's callback */
+extern void fps_gap_register_callbacks(void);
 extern const TableAmRoutine *fps_table_am_routine(void);
 extern bool fps_is_fpsketch_relation(Relation rel);
 

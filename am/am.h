@@ -14,6 +14,8 @@
  *					column groups, untracked writes
  *	predicate.c		phantom keys: relation, equality-prefix and escalation
  *					keys, and the snapshot a predicate read must use
+ *	gap.c			gap keys: the part of a btree's order a scan read, and
+ *					what inserts and deletes change in it
  *	statement.c		the statements running now (executor stack), and the
  *					column groups a statement reads or writes
  *	reevaluate.c	whether EvalPlanQual may re-evaluate a statement on a
@@ -27,6 +29,7 @@
 #ifndef FPS_AM_INTERNAL_H
 #define FPS_AM_INTERNAL_H
 
+#include "access/genam.h"
 #include "access/heapam.h"
 #include "access/tableam.h"
 #include "executor/execdesc.h"
@@ -94,6 +97,26 @@ typedef struct FpsTsScan
 	ItemPointerData maxtid;
 } FpsTsScan;
 
+/* ---- gap.c ---- */
+/*
+ * An index scan that reads gap keys instead of an equality-prefix key: the
+ * executor's scan (its current entry, xs_itup) and where it started.
+ */
+typedef struct FpsGapScan
+{
+	bool		active;			/* this scan reads gap keys */
+	bool		check_unseen;	/* ... or did, until it widened */
+	bool		passed_any;		/* an entry was passed: last holds it */
+	int			nread;			/* gap keys read */
+	IndexScanDesc scan;			/* the executor's */
+	struct IndexScanState *iss; /* its node: the scan keys */
+	FpsPrefixIndex index;		/* a copy: the relcache entry may be rebuilt */
+	int			nprefix;		/* columns the scan keys fix by equality */
+	uint64		group[INDEX_MAX_KEYS];	/* hashes of those values */
+	IndexTuple	last;			/* a copy of the last entry passed */
+	Size		last_space;
+} FpsGapScan;
+
 /* ---- predicate.c ---- */
 
 /*
@@ -109,13 +132,25 @@ typedef struct FpsIndexFetch
 	fps_u64		predicate_key;	/* the last one read */
 	Snapshot	fresh_snapshot;	/* registered; replaces the scan's snapshot */
 	FpsTsScan	ts;				/* at a timestamp */
+	FpsGapScan	gap;			/* gap keys */
 } FpsIndexFetch;
+
+extern bool fps_gap_scan_begin(FpsIndexFetch *f, struct IndexScanState *iss,
+							   FpsPrefixIndex *pi, int nprefix, const uint64 *group);
+extern void fps_gap_scan_reset(FpsIndexFetch *f);
+extern void fps_gap_read_entry(FpsIndexFetch *f);
+extern void fps_gap_check_unseen(FpsIndexFetch *f, ItemPointer tid, Snapshot snapshot);
+extern void fps_gap_note_row(Relation rel, FpsRelInfo *info, TupleTableSlot *slot);
+extern void fps_gap_note_moved(Relation rel, FpsRelInfo *info, TupleTableSlot *old,
+							   TupleTableSlot *new);
 
 extern Snapshot fps_read_relation_predicate(Relation rel, Snapshot snapshot);
 extern void fps_index_predicate_reset(FpsIndexFetch *f);
 extern Snapshot fps_index_predicate_snapshot(FpsIndexFetch *f, Snapshot snapshot);
 extern void fps_index_predicate_end(FpsIndexFetch *f);
 extern void fps_write_predicate_key(FpsRelInfo *info, fps_u64 key);
+extern void fps_follow_predicate_key(FpsRelInfo *info, fps_u64 key);
+extern fps_u64 fps_read_predicate_key(FpsRelInfo *info, fps_u64 key, bool is_prefix);
 
 /* room for every prefix of every prefix index of a row */
 #define FPS_MAX_ROW_PREDICATES (FPS_MAX_PREFIX_INDEXES * INDEX_MAX_KEYS)

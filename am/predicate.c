@@ -143,8 +143,8 @@ snapshot_after_predicate_sample(Snapshot snapshot, Oid relid)
 }
 
 /* Record a read of a predicate key of rel; the key read is returned. */
-static fps_u64
-read_predicate_key(FpsRelInfo *info, fps_u64 key, bool is_prefix)
+fps_u64
+fps_read_predicate_key(FpsRelInfo *info, fps_u64 key, bool is_prefix)
 {
 	FpsAccess  *access = is_prefix ? fps_txn_try_access(key, info->relid) : NULL;
 
@@ -170,6 +170,14 @@ fps_write_predicate_key(FpsRelInfo *info, fps_u64 key)
 	if (!access->is_write)
 		fps_atomic_add(&fps_counters->phantom_writes, 1);
 	cc_phantom_write(access);
+}
+
+/* Write a gap key and commit after its last install (cc_phantom_follow). */
+void
+fps_follow_predicate_key(FpsRelInfo *info, fps_u64 key)
+{
+	fps_write_predicate_key(info, key);
+	cc_phantom_follow(fps_txn_access(key, info->relid));
 }
 
 /*
@@ -316,7 +324,7 @@ fps_read_relation_predicate(Relation rel, Snapshot snapshot)
 		fps_ts_read_predicate(info, info->relation_key, false);
 		return NULL;
 	}
-	read_predicate_key(info, info->relation_key, false);
+	fps_read_predicate_key(info, info->relation_key, false);
 	return snapshot_after_predicate_sample(snapshot, info->relid);
 }
 
@@ -457,7 +465,12 @@ read_index_predicate(FpsIndexFetch *f, IndexScanState *iss, Snapshot snapshot)
 		pi = fps_prefix_index(info, RelationGetRelid(iss->iss_ScanDesc->indexRelation));
 	if (pi != NULL)
 		nprefix = equality_prefix(iss, pi, hashes);
-	key = nprefix > 0 ? fps_prefix_key(pi, nprefix, hashes) : info->relation_key;
+	/* a scan that reads gap keys reads the index's ESC key here (am/gap.c) */
+	if (pi != NULL && !fps_ts_mode(snapshot) &&
+		fps_gap_scan_begin(f, iss, pi, nprefix, hashes))
+		key = fps_gap_escalation_key(pi);
+	else
+		key = nprefix > 0 ? fps_prefix_key(pi, nprefix, hashes) : info->relation_key;
 
 	/*
 	 * The same predicate again (a rescan with the same keys, or the reset
@@ -476,7 +489,7 @@ read_index_predicate(FpsIndexFetch *f, IndexScanState *iss, Snapshot snapshot)
 		f->predicate_read = true;
 		return;
 	}
-	f->predicate_key = read_predicate_key(info, key, nprefix > 0);
+	f->predicate_key = fps_read_predicate_key(info, key, nprefix > 0 || f->gap.active);
 	f->predicate_read = true;
 	f->fresh_snapshot = snapshot_after_predicate_sample(snapshot, info->relid);
 }
@@ -501,6 +514,7 @@ fps_index_predicate_reset(FpsIndexFetch *f)
 {
 	IndexScanState *iss;
 
+	fps_gap_scan_reset(f);
 	f->predicate_pending = true;
 	iss = find_index_scan(&f->heap.xs_base);
 	f->ts.index = iss != NULL ? iss->iss_ScanDesc->indexRelation : NULL;
@@ -533,6 +547,8 @@ fps_index_predicate_snapshot(FpsIndexFetch *f, Snapshot snapshot)
 void
 fps_index_predicate_end(FpsIndexFetch *f)
 {
+	f->gap.active = false;
+	f->gap.check_unseen = false;
 	release_fresh_snapshot(f);
 }
 

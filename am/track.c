@@ -97,6 +97,7 @@ fps_track_read(Relation rel, TupleTableSlot *slot, bool unique_check)
 	rs = relation_state(rel, AccessShareLock);
 	if (rs->write_escalated || untracked_ddl_read(rel, rs))
 		return;					/* nobody else writes it till we end */
+	rs->stat_row_reads++;
 	check.rel = rel;
 	check.slot = slot;
 	if (unlikely(unique_check))
@@ -129,6 +130,7 @@ fps_track_read(Relation rel, TupleTableSlot *slot, bool unique_check)
 			fps_escalated_read(rel, info, rs, &check, xmin);
 			return;
 		}
+		access->row_group = g;
 		/* after the first access: the transaction's end will release it */
 		if (unlikely(fps_txn.held_snapshot == NULL))
 			fps_hold_read_versions();
@@ -157,7 +159,7 @@ fps_track_read(Relation rel, TupleTableSlot *slot, bool unique_check)
 			if (all_read_before &&
 				fps_reread_first_version(rel, info, key, groups, g, access, slot))
 				return;
-			fps_abort(FPS_ABORT_REREAD_CHANGED, info->relid);
+			fps_abort_key(FPS_ABORT_REREAD_CHANGED, access);
 		}
 	}
 }
@@ -242,12 +244,13 @@ escalate_writes(Relation rel, FpsRelState *rs)
 }
 
 /*
- * Write a fine key (a row's, an equality prefix's) of rel; false if the pin
- * budget refused it and rel is now written untracked.
+ * Write a fine key (a row's, of column group group; or an equality
+ * prefix's) of rel; false if the pin budget refused it and rel is now
+ * written untracked.
  */
 static bool
 write_fine_key(Relation rel, FpsRelState *rs, FpsRelInfo *info, fps_u64 key,
-			   bool predicate)
+			   bool predicate, int group)
 {
 	FpsAccess  *access = fps_txn_try_access(key, info->relid);
 
@@ -263,7 +266,10 @@ write_fine_key(Relation rel, FpsRelState *rs, FpsRelInfo *info, fps_u64 key,
 		cc_phantom_write(access);
 	}
 	else
+	{
+		access->row_group = group;
 		cc_write(access);
+	}
 	return true;
 }
 
@@ -280,7 +286,7 @@ write_row_groups(Relation rel, FpsRelState *rs, FpsRelInfo *info, fps_u64 key,
 	{
 		if (groups & (1 << g))
 		{
-			if (!write_fine_key(rel, rs, info, fps_group_key(key, g), false))
+			if (!write_fine_key(rel, rs, info, fps_group_key(key, g), false, g))
 				return false;
 		}
 		else
@@ -292,6 +298,7 @@ write_row_groups(Relation rel, FpsRelState *rs, FpsRelInfo *info, fps_u64 key,
 				escalate_writes(rel, rs);
 				return false;
 			}
+			access->row_group = g;
 			cc_follow(access);
 		}
 	}
@@ -304,7 +311,7 @@ write_prefix_keys(Relation rel, FpsRelState *rs, FpsRelInfo *info,
 				  fps_u64 *keys, int nkeys)
 {
 	for (int i = 0; i < nkeys; i++)
-		if (!write_fine_key(rel, rs, info, keys[i], true))
+		if (!write_fine_key(rel, rs, info, keys[i], true, -1))
 			return false;
 	return true;
 }
@@ -322,9 +329,11 @@ write_is_tracked(Relation rel, FpsRelInfo **info, FpsRelState **rs)
 	if (storage_is_new_in_xact(rel))
 	{
 		fps_txn_note_untracked_write();
+		fps_txn_rel(RelationGetRelid(rel))->stat_row_writes++;
 		return false;
 	}
 	*rs = relation_state(rel, RowExclusiveLock);
+	(*rs)->stat_row_writes++;
 	return !(*rs)->write_escalated;
 }
 
@@ -342,7 +351,8 @@ fps_track_insert(Relation rel, TupleTableSlot *slot)
 		return;
 	fps_write_predicate_key(info, info->escalation_key);
 	fps_write_predicate_key(info, info->relation_key);
-	write_prefix_keys(rel, rs, info, keys, fps_prefix_keys_of_row(info, slot, keys));
+	if (write_prefix_keys(rel, rs, info, keys, fps_prefix_keys_of_row(info, slot, keys)))
+		fps_gap_note_row(rel, info, slot);
 }
 
 /* The version at tid, which this transaction just replaced or deleted. */
@@ -382,8 +392,9 @@ fps_track_delete(Relation rel, ItemPointer tid)
 		/* escalated readers of the relation see every write through this key */
 		fps_write_predicate_key(info, info->escalation_key);
 		fps_write_predicate_key(info, info->relation_key);
-		if (old != NULL)
-			write_prefix_keys(rel, rs, info, keys, fps_prefix_keys_of_row(info, old, keys));
+		if (old != NULL &&
+			write_prefix_keys(rel, rs, info, keys, fps_prefix_keys_of_row(info, old, keys)))
+			fps_gap_note_row(rel, info, old);
 	}
 	if (old != NULL)
 		ExecDropSingleTupleTableSlot(old);
@@ -422,8 +433,12 @@ fps_track_update(Relation rel, ItemPointer old_tid, TupleTableSlot *slot,
 			bool		moved;
 			int			nkeys = fps_moved_prefix_keys(rel, info, old, slot, keys, &moved);
 
-			if (write_prefix_keys(rel, rs, info, keys, nkeys) && moved)
-				fps_write_predicate_key(info, info->relation_key);
+			if (write_prefix_keys(rel, rs, info, keys, nkeys))
+			{
+				if (moved)
+					fps_write_predicate_key(info, info->relation_key);
+				fps_gap_note_moved(rel, info, old, slot);
+			}
 		}
 	}
 	if (old != NULL)

@@ -729,8 +729,13 @@ fps_ts_visible(Relation rel, TupleTableSlot *slot, FpsTsScan *scan,
 			v = version_at_ts(&h, true, info->relid, &waitfor, curcid);
 		}
 		if (v == VERSION_VISIBLE)
-			return within_scan_range(scan, &slot->tts_tid) &&
-				!returned_before(scan, slot, &h, &place);
+		{
+			if (!within_scan_range(scan, &slot->tts_tid) ||
+				returned_before(scan, slot, &h, &place))
+				return false;
+			rs->stat_row_reads++;
+			return true;
+		}
 		if (v != VERSION_REPLACED || !fetch_successor(rel, slot, &h, scan, followed))
 			return false;
 		followed = true;
@@ -834,6 +839,10 @@ fps_ts_scan_forget(TableScanDesc scan)
 void
 fps_ts_read_predicate(FpsRelInfo *info, fps_u64 key, bool is_prefix)
 {
+	FpsRelState *rs = fps_txn_rel_find(info->relid);
+
+	if (rs != NULL)
+		rs->stat_predicate_reads++;
 	fps_atomic_add(is_prefix ? &fps_counters->phantom_prefix_reads :
 				   &fps_counters->phantom_relation_reads, 1);
 	cc_ts_read_predicate(key, info->relid);

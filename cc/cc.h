@@ -48,6 +48,7 @@ typedef enum FpsProtocol
 extern int	fps_protocol;
 extern int	fps_lock_wait_timeout_ms;
 extern bool fps_prefix_predicates;
+extern bool fps_gap_predicates;
 extern bool fps_reevaluate_updates;
 extern bool fps_column_groups_enabled;
 extern bool fps_stable_rereads;
@@ -146,6 +147,7 @@ typedef struct FpsPrefixIndex
 	Oid			indexoid;
 	bool		is_hash;		/* hash index: only the full key is a prefix */
 	bool		is_unique;
+	bool		has_gaps;		/* btree on NOT NULL columns: gap keys */
 	int			nkeys;
 	AttrNumber	attnums[INDEX_MAX_KEYS];	/* heap column of each key */
 	Oid			collations[INDEX_MAX_KEYS];
@@ -191,6 +193,9 @@ extern fps_u64 fps_key_from_tid(Relation rel, ItemPointer tid);
 extern FpsPrefixIndex *fps_prefix_index(FpsRelInfo *info, Oid indexoid);
 extern uint64 fps_hash_value(struct TypeCacheEntry *type, Oid collation, Datum value, bool isnull);
 extern fps_u64 fps_prefix_key(FpsPrefixIndex *index, int nprefix, const uint64 *hashes);
+extern fps_u64 fps_gap_key(FpsPrefixIndex *index, int nprefix, const uint64 *hashes);
+extern fps_u64 fps_gap_end_key(FpsPrefixIndex *index, int nprefix, const uint64 *hashes);
+extern fps_u64 fps_gap_escalation_key(FpsPrefixIndex *index);
 
 /* ---- transaction state (cc/txn.c) ---- */
 
@@ -201,6 +206,8 @@ typedef struct FpsAccess
 	FpsEntry   *entry;			/* pinned until the transaction ends */
 	fps_u64		observed;		/* entry word when first read (unlocked) */
 	Oid			relid;			/* for error messages */
+	uint8		row_group;		/* column group of a row key, for
+								 * fpsketch_relation_stats; FPS_NO_ROW_GROUP */
 	fps_u64		observed_committers;	/* phantom keys: committer word read */
 	fps_u64		observed_readers_rts;	/* phantom keys: readers_rts before it */
 	bool		is_read;
@@ -235,6 +242,13 @@ typedef struct FpsRelState
 	/* the world just before and just after the escalation key's sample */
 	Snapshot	before_escalation;
 	Snapshot	after_escalation;
+	/* counted here, added to fpsketch_relation_stats at the end (relation_stats.c) */
+	uint64		stat_row_reads;
+	uint64		stat_row_writes;
+	uint64		stat_predicate_reads;
+	uint64		stat_predicate_writes;
+	bool		stat_pending;	/* not added yet (relation_stats.c) */
+	bool		stat_dropped;	/* dropped by this transaction: not added */
 } FpsRelState;
 
 typedef struct FpsTxn
@@ -287,6 +301,7 @@ extern TransactionId fps_lock_holder_xid(const FpsEntry *entry);
 extern bool fps_txn_may_guess_read_only(void);
 extern void fps_txn_refuse_write_at_ts(Oid relid);
 extern FpsRelState *fps_txn_rel(Oid relid);
+extern FpsRelState *fps_txn_rel_find(Oid relid);
 extern void fps_txn_keep_lock(FpsRelState *rs, LOCKMODE mode);
 extern bool fps_txn_count_row_read(FpsRelState *rs);
 /* which limit a transaction reached by itself (fps_txn_pin_limit_reached) */
@@ -318,6 +333,7 @@ extern int	fps_pool_role_stats(FpsPoolRoleStats *out, int max);
 extern int	fps_pool_slots(void);
 extern void fps_txn_register_callbacks(void);
 extern pg_attribute_noreturn() void fps_abort(FpsAbortReason reason, Oid relid);
+extern pg_attribute_noreturn() void fps_abort_key(FpsAbortReason reason, FpsAccess *access);
 extern bool fps_wait_while_locked(FpsAccess *access, fps_u64 *word);
 
 typedef struct FpsBackoff
@@ -381,6 +397,19 @@ extern void fps_reader_end(void);
 extern void fps_commit_ts_stats(FpsCtsStats *stats);
 extern void fps_commit_ts_reset_stats(void);
 
+/* ---- per-relation statistics (relation_stats.c) ---- */
+
+#define FPS_NO_ROW_GROUP 0xFF
+
+extern int	fps_max_tracked_relations;
+extern void fps_relstats_define_guc(void);
+extern Size fps_relstats_shmem_size(void);
+extern void fps_relstats_shmem_request(void);
+extern void fps_relstats_shmem_init(void);
+extern void fps_relstats_abort(FpsAbortReason reason, Oid relid, int group);
+extern void fps_relstats_flush(FpsTxn *txn, bool committed);
+extern void fps_relstats_reset(void);
+
 /* ---- the protocol in force (cc/txn.c dispatches) ---- */
 
 extern bool cc_read(FpsAccess *access, FpsVersion *version);
@@ -389,6 +418,7 @@ extern void cc_write(FpsAccess *access);
 extern void cc_follow(FpsAccess *access);
 extern void cc_phantom_read(FpsAccess *access);
 extern void cc_phantom_write(FpsAccess *access);
+extern void cc_phantom_follow(FpsAccess *access);
 extern bool cc_phantom_read_unchanged(FpsAccess *access);
 extern bool cc_ts_read_key(fps_u64 key, Oid relid, TransactionId *holder);
 extern void cc_ts_read_predicate(fps_u64 key, Oid relid);
@@ -401,6 +431,7 @@ extern bool tictoc_read(FpsAccess *access, FpsVersion *version);
 extern void tictoc_write(FpsAccess *access);
 extern void tictoc_phantom_read(FpsAccess *access);
 extern void tictoc_phantom_write(FpsAccess *access);
+extern void tictoc_phantom_follow(FpsAccess *access);
 extern bool tictoc_phantom_unchanged(FpsAccess *access);
 extern void tictoc_validate(FpsTxn *txn);
 extern void tictoc_abort_if_doomed(FpsTxn *txn);

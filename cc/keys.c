@@ -50,6 +50,9 @@
 #define FPS_SEED_PREFIX_KEY UINT64_C(0x6670732070726520)
 #define FPS_SEED_ESCALATION_KEY UINT64_C(0x6670732065736320)
 #define FPS_SEED_GROUP_KEY	UINT64_C(0x6670732067727020)
+#define FPS_SEED_GAP_KEY	UINT64_C(0x6670732067617020)
+#define FPS_SEED_GAP_END_KEY UINT64_C(0x6670732067656e20)
+#define FPS_SEED_GAP_ESCALATION_KEY UINT64_C(0x6670732067657320)
 
 /* The key of a row's column group: group 0 is the row key itself. */
 fps_u64
@@ -108,6 +111,7 @@ fill_prefix_indexes(Relation rel, FpsRelInfo *info)
 		pi->is_hash = indexrel->rd_rel->relam == HASH_AM_OID;
 		pi->is_unique = indexrel->rd_index->indisunique;
 		pi->nkeys = indexrel->rd_index->indnkeyatts;
+		pi->has_gaps = indexrel->rd_rel->relam == BTREE_AM_OID;
 		eligible = (indexrel->rd_rel->relam == BTREE_AM_OID || pi->is_hash) &&
 			indexrel->rd_index->indisready &&
 			heap_attisnull(indexrel->rd_indextuple, Anum_pg_index_indexprs, NULL) &&
@@ -120,6 +124,10 @@ fill_prefix_indexes(Relation rel, FpsRelInfo *info)
 
 			pi->attnums[i] = indexrel->rd_index->indkey.values[i];
 			pi->collations[i] = indexrel->rd_indcollation[i];
+			/* a NULL has no place between two values that a scan can name */
+			if (pi->attnums[i] > 0 &&
+				!TupleDescAttr(RelationGetDescr(rel), pi->attnums[i] - 1)->attnotnull)
+				pi->has_gaps = false;
 
 			/* equality must be the default one, which the hash support agrees with */
 			if (pi->attnums[i] <= 0 || !OidIsValid(defclass) ||
@@ -172,6 +180,67 @@ fps_prefix_key(FpsPrefixIndex *index, int nprefix, const uint64 *hashes)
 	return XXH3_64bits_withSeed(&buf,
 								offsetof(typeof(buf), hashes) + sizeof(uint64) * nprefix,
 								FPS_SEED_PREFIX_KEY);
+}
+
+/*
+ * The gap key of a btree entry, as seen by scans under an equality prefix
+ * of nprefix columns (am/gap.c): the entry's whole key (hashes of all
+ * nkeys columns) and the prefix length.
+ */
+fps_u64
+fps_gap_key(FpsPrefixIndex *index, int nprefix, const uint64 *hashes)
+{
+	struct
+	{
+		Oid			dbid;
+		Oid			indexoid;
+		uint64		nprefix;
+		uint64		hashes[INDEX_MAX_KEYS];
+	}			buf;
+
+	buf.dbid = MyDatabaseId;
+	buf.indexoid = index->indexoid;
+	buf.nprefix = nprefix;
+	memcpy(buf.hashes, hashes, sizeof(uint64) * index->nkeys);
+	return XXH3_64bits_withSeed(&buf,
+								offsetof(typeof(buf), hashes) + sizeof(uint64) * index->nkeys,
+								FPS_SEED_GAP_KEY);
+}
+
+/* The gap after the last entry of an equality-prefix group (hashes[nprefix]). */
+fps_u64
+fps_gap_end_key(FpsPrefixIndex *index, int nprefix, const uint64 *hashes)
+{
+	struct
+	{
+		Oid			dbid;
+		Oid			indexoid;
+		uint64		nprefix;
+		uint64		hashes[INDEX_MAX_KEYS];
+	}			buf;
+
+	buf.dbid = MyDatabaseId;
+	buf.indexoid = index->indexoid;
+	buf.nprefix = nprefix;
+	memcpy(buf.hashes, hashes, sizeof(uint64) * nprefix);
+	return XXH3_64bits_withSeed(&buf,
+								offsetof(typeof(buf), hashes) + sizeof(uint64) * nprefix,
+								FPS_SEED_GAP_END_KEY);
+}
+
+/* Every gap of the index: read by each gap scan, written by bulk writers. */
+fps_u64
+fps_gap_escalation_key(FpsPrefixIndex *index)
+{
+	struct
+	{
+		Oid			dbid;
+		Oid			indexoid;
+	}			buf;
+
+	buf.dbid = MyDatabaseId;
+	buf.indexoid = index->indexoid;
+	return XXH3_64bits_withSeed(&buf, sizeof(buf), FPS_SEED_GAP_ESCALATION_KEY);
 }
 
 static fps_u64

@@ -85,7 +85,7 @@ sto_read(FpsAccess *access, FpsVersion *version)
 	for (;;)
 	{
 		if (ts < fps_word_wts(word))
-			fps_abort(FPS_ABORT_STO_READ_TOO_LATE, access->relid);
+			fps_abort_key(FPS_ABORT_STO_READ_TOO_LATE, access);
 
 		if (fps_word_locked(word) && !access->locked)
 		{
@@ -103,16 +103,17 @@ sto_read(FpsAccess *access, FpsVersion *version)
 			{
 				fps_atomic_add(&fps_counters->sto_writer_waits, 1);
 				if (!version->wait_for(writer))
-					fps_abort(FPS_ABORT_WAIT_CYCLE, access->relid);
+					fps_abort_key(FPS_ABORT_WAIT_CYCLE, access);
 			}
 			else if (!fps_backoff_wait(&backoff))
-				fps_abort(FPS_ABORT_LOCK_TIMEOUT, access->relid);
+				fps_abort_key(FPS_ABORT_LOCK_TIMEOUT, access);
 			if (version->is_stale(version->arg))
-				fps_abort(FPS_ABORT_STO_WAITED_FOR_WRITER, access->relid);
+				fps_abort_key(FPS_ABORT_STO_WAITED_FOR_WRITER, access);
 			word = fps_entry_load(access->entry);
 			continue;
 		}
 
+		/* a successor of the row, whichever groups it changed: no group named */
 		if (version->is_stale(version->arg))
 			fps_abort(FPS_ABORT_STALE_READ, access->relid);
 
@@ -157,11 +158,11 @@ sto_write(FpsAccess *access)
 			if (TransactionIdIsValid(holder))
 				XactLockTableWait(holder, NULL, NULL, XLTW_None);
 			else if (!fps_backoff_wait(&backoff))
-				fps_abort(FPS_ABORT_LOCK_TIMEOUT, access->relid);
+				fps_abort_key(FPS_ABORT_LOCK_TIMEOUT, access);
 			word = fps_entry_load(access->entry);
 		}
 		if (ts < fps_word_wts(word) || ts < fps_word_rts(word))
-			fps_abort(FPS_ABORT_STO_WRITE_TOO_LATE, access->relid);
+			fps_abort_key(FPS_ABORT_STO_WRITE_TOO_LATE, access);
 		if (fps_entry_cas(access->entry, &word,
 						  fps_word_make(true, ts, fps_word_rts(word))))
 			break;
@@ -178,7 +179,7 @@ void
 sto_follow(FpsAccess *access)
 {
 	if (fps_txn.sto_ts < fps_word_wts(fps_entry_load(access->entry)))
-		fps_abort(FPS_ABORT_STO_WRITE_TOO_LATE, access->relid);
+		fps_abort_key(FPS_ABORT_STO_WRITE_TOO_LATE, access);
 }
 
 /*
@@ -199,12 +200,12 @@ sto_phantom_read(FpsAccess *access)
 		fps_u64		cword = fps_entry_committers_load(access->entry);
 
 		if (ts < fps_word_wts(fps_entry_load(access->entry)))
-			fps_abort(FPS_ABORT_STO_READ_TOO_LATE, access->relid);
+			fps_abort_key(FPS_ABORT_STO_READ_TOO_LATE, access);
 		if (fps_committers(cword) - own > 0)
 		{
 			/* committing inserters finish without waiting for anyone */
 			if (!fps_backoff_wait(&backoff))
-				fps_abort(FPS_ABORT_LOCK_TIMEOUT, access->relid);
+				fps_abort_key(FPS_ABORT_LOCK_TIMEOUT, access);
 			continue;
 		}
 		if (fps_entry_readers_rts_load(access->entry) < ts)
@@ -233,7 +234,7 @@ sto_phantom_write(FpsAccess *access)
 	access->is_phantom = true;
 	access->is_write = true;
 	if (fps_entry_readers_rts_load(access->entry) > ts)
-		fps_abort(FPS_ABORT_STO_WRITE_TOO_LATE, access->relid);
+		fps_abort_key(FPS_ABORT_STO_WRITE_TOO_LATE, access);
 	word = fps_entry_load(access->entry);
 	while (fps_word_wts(word) < ts &&
 		   !fps_entry_cas(access->entry, &word,
@@ -260,7 +261,7 @@ sto_pre_commit(FpsTxn *txn)
 		fps_entry_committers_add(a->entry, FPS_COMMITTER_ONE);
 		a->committing = true;
 		if (fps_entry_readers_rts_load(a->entry) > txn->sto_ts)
-			fps_abort(FPS_ABORT_STO_WRITE_TOO_LATE, a->relid);
+			fps_abort_key(FPS_ABORT_STO_WRITE_TOO_LATE, a);
 	}
 	txn->commit_ts = txn->sto_ts;
 	if (txn->raise_floor)

@@ -58,11 +58,12 @@ tictoc_read(FpsAccess *access, FpsVersion *version)
 	fps_u64		word;
 
 	if (!fps_wait_while_locked(access, &word))
-		fps_abort(FPS_ABORT_LOCK_TIMEOUT, access->relid);
+		fps_abort_key(FPS_ABORT_LOCK_TIMEOUT, access);
 
 	if (access->is_read && fps_word_wts(word) != fps_word_wts(access->observed))
 		return false;
 
+	/* a successor of the row, whichever groups it changed: no group named */
 	if (version->is_stale(version->arg))
 		fps_abort(FPS_ABORT_STALE_READ, access->relid);
 
@@ -124,7 +125,7 @@ tictoc_phantom_read(FpsAccess *access)
 			continue;
 		}
 		if (!fps_backoff_wait(&backoff))
-			fps_abort(FPS_ABORT_LOCK_TIMEOUT, access->relid);
+			fps_abort_key(FPS_ABORT_LOCK_TIMEOUT, access);
 	}
 	if (!access->is_read)
 	{
@@ -136,7 +137,7 @@ tictoc_phantom_read(FpsAccess *access)
 	else if (cword != access->observed_committers)
 	{
 		/* the predicate changed between two reads: validation would fail */
-		fps_abort(FPS_ABORT_PHANTOM, access->relid);
+		fps_abort_key(FPS_ABORT_PHANTOM, access);
 	}
 }
 
@@ -150,6 +151,40 @@ tictoc_phantom_unchanged(FpsAccess *access)
 	fps_u64		own = access->committing ? FPS_COMMITTER_ONE : 0;
 
 	return fps_entry_committers_load(access->entry) - own == access->observed_committers;
+}
+
+/*
+ * A gap key a writer follows (am/gap.c): commit no earlier than the wts
+ * installed there, once no writer is between PRE_COMMIT and its install
+ * (the committed inserter that made the gap may not have installed yet).
+ * Unlike a read, later installs do not fail validation: they only come
+ * later still.
+ */
+void
+tictoc_phantom_follow(FpsAccess *access)
+{
+	FpsBackoff	backoff;
+
+	fps_backoff_init(&backoff);
+	for (;;)
+	{
+		fps_u64		cword = fps_entry_committers_load(access->entry);
+
+		if (fps_committers(cword) - (access->committing ? 1 : 0) == 0)
+		{
+			fps_u64		word = fps_entry_load(access->entry);
+
+			/* no install between the two loads: word belongs to cword */
+			if (fps_entry_committers_load(access->entry) == cword)
+			{
+				access->min_commit_ts = Max(access->min_commit_ts, fps_word_wts(word));
+				return;
+			}
+			continue;
+		}
+		if (!fps_backoff_wait(&backoff))
+			fps_abort(FPS_ABORT_LOCK_TIMEOUT, access->relid);
+	}
 }
 
 /* WRITE of a phantom key: an insert made the predicate's result change. */
@@ -191,7 +226,7 @@ tictoc_validate_phantom(FpsAccess *a, fps_u64 commit_ts)
 	 * consistent, so one of the two is visible.
 	 */
 	if (fps_entry_committers_load(a->entry) - own != a->observed_committers)
-		fps_abort(FPS_ABORT_PHANTOM, a->relid);
+		fps_abort_key(FPS_ABORT_PHANTOM, a);
 }
 
 static int
@@ -212,7 +247,7 @@ tictoc_lock(FpsAccess *access)
 	for (;;)
 	{
 		if (!fps_wait_while_locked(access, &word))
-			fps_abort(FPS_ABORT_LOCK_TIMEOUT, access->relid);
+			fps_abort_key(FPS_ABORT_LOCK_TIMEOUT, access);
 		if (fps_entry_cas(access->entry, &word, word | FPS_LOCK_BIT))
 			break;
 	}
@@ -222,7 +257,7 @@ tictoc_lock(FpsAccess *access)
 /*
  * The least timestamp the transaction can commit at: after every version it
  * read (min_commit_ts: versions read through an escalated key, see
- * fps_escalated_read), after every read of what it writes, after the last
+ * fps_escalated_read, and gap keys followed, tictoc_phantom_follow), after every read of what it writes, after the last
  * writer of every group of a row it wrote (follows).  The last are stable
  * by validation: such a writer held the row lock until its install.  Rts and readers_rts only grow,
  * so before validation this is a lower bound of the commit_ts to come.
@@ -244,7 +279,8 @@ least_commit_ts(FpsTxn *txn)
 		else if (a->follows)
 			commit_ts = Max(commit_ts, fps_word_wts(fps_entry_load(a->entry)) + 1);
 		if (a->is_read)
-			commit_ts = Max(commit_ts, Max(fps_word_wts(a->observed), a->min_commit_ts));
+			commit_ts = Max(commit_ts, fps_word_wts(a->observed));
+		commit_ts = Max(commit_ts, a->min_commit_ts);
 	}
 	return commit_ts;
 }
@@ -318,12 +354,12 @@ tictoc_validate(FpsTxn *txn)
 					fps_atomic_add(&fps_counters->reads_valid_before_overwrite, 1);
 					break;
 				}
-				fps_abort(FPS_ABORT_VALIDATE_CHANGED, a->relid);
+				fps_abort_key(FPS_ABORT_VALIDATE_CHANGED, a);
 			}
 			if (a->locked || fps_word_rts(cur) >= commit_ts)
 				break;			/* our own lock: nobody else can move wts */
 			if (fps_word_locked(cur))
-				fps_abort(FPS_ABORT_VALIDATE_LOCKED, a->relid);
+				fps_abort_key(FPS_ABORT_VALIDATE_LOCKED, a);
 			/* extend rts; fails, and is re-examined, if the key got locked */
 			if (fps_entry_cas(a->entry, &cur,
 							  fps_word_make(false, fps_word_wts(cur), commit_ts)))
@@ -386,7 +422,7 @@ tictoc_abort_if_doomed(FpsTxn *txn)
 			!fps_entry_replaced_after(a->entry, observed_wts, min_commit_ts))
 		{
 			fps_atomic_add(&fps_counters->early_aborts, 1);
-			fps_abort(FPS_ABORT_VALIDATE_CHANGED, a->relid);
+			fps_abort_key(FPS_ABORT_VALIDATE_CHANGED, a);
 		}
 	}
 }

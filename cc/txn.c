@@ -85,12 +85,14 @@ static const char *const abort_detail[FPS_NUM_ABORT_REASONS] = {
  * Raise the 40001 for reason.  The caller's state is released by the
  * XACT_EVENT_ABORT callback that follows.
  */
-void
-fps_abort(FpsAbortReason reason, Oid relid)
+static pg_attribute_noreturn() void
+raise_abort(FpsAbortReason reason, Oid relid, int group)
 {
 	char	   *relname = OidIsValid(relid) ? get_rel_name(relid) : NULL;
 
 	fps_atomic_add(&fps_counters->aborts[reason], 1);
+	/* now, not at the transaction's end: a savepoint may catch the ERROR */
+	fps_relstats_abort(reason, relid, group);
 	ereport(ERROR,
 			(errcode(ERRCODE_T_R_SERIALIZATION_FAILURE),
 			 errmsg("could not serialize access due to concurrent update"),
@@ -102,6 +104,24 @@ fps_abort(FpsAbortReason reason, Oid relid)
 			 reason == FPS_ABORT_READ_ONLY_GUESS ?
 			 errhint("This session no longer guesses which statements are read-only: the transaction might succeed if retried.  Declare transactions that only read READ ONLY to have them read at a timestamp.") :
 			 errhint("The transaction might succeed if retried.")));
+}
+
+void
+fps_abort(FpsAbortReason reason, Oid relid)
+{
+	raise_abort(reason, relid, -1);
+}
+
+/*
+ * The same for a reason found on one key of the access set: a row key
+ * names its column group, which fpsketch_relation_stats counts too (the
+ * columns whose conflicts make clients retry).
+ */
+void
+fps_abort_key(FpsAbortReason reason, FpsAccess *access)
+{
+	raise_abort(reason, access->relid,
+				access->row_group == FPS_NO_ROW_GROUP ? -1 : access->row_group);
 }
 
 /*
@@ -537,6 +557,7 @@ fps_abort_pool_held(Oid relid)
 	LWLockRelease(fps_pool->lock);
 
 	fps_atomic_add(&fps_counters->aborts[FPS_ABORT_POOL_HELD], 1);
+	fps_relstats_abort(FPS_ABORT_POOL_HELD, relid, -1);
 	if (fps_txn.pins_refusal == FPS_PINS_ROLE_HELD)
 	{
 		name = GetUserNameFromId(me, true);
@@ -605,6 +626,7 @@ pin_access(fps_u64 key, Oid relid, uint32 s)
 	access->key = key;
 	access->entry = entry;
 	access->relid = relid;
+	access->row_group = FPS_NO_ROW_GROUP;	/* track.c names a row key's */
 	fps_txn.map[s] = fps_txn.naccesses++;
 	fps_txn.active = true;
 	return access;
@@ -725,6 +747,29 @@ relmap_rebuild(int size)
 			s = (s + 1) & (size - 1);
 		map[s] = i;
 	}
+}
+
+/*
+ * The state of relid in this transaction if it has one (nothing added, so
+ * that pointers to other relations' states stay valid).
+ */
+FpsRelState *
+fps_txn_rel_find(Oid relid)
+{
+	uint32		s;
+
+	if (fps_txn.last_rel >= 0 && fps_txn.rels[fps_txn.last_rel].relid == relid)
+		return &fps_txn.rels[fps_txn.last_rel];
+	if (fps_txn.rels == NULL)
+		return NULL;
+	for (s = relmap_slot(relid, fps_txn.relmapsize); fps_txn.relmap[s] >= 0;
+		 s = (s + 1) & (fps_txn.relmapsize - 1))
+		if (fps_txn.rels[fps_txn.relmap[s]].relid == relid)
+		{
+			fps_txn.last_rel = fps_txn.relmap[s];
+			return &fps_txn.rels[fps_txn.last_rel];
+		}
+	return NULL;
 }
 
 /*
@@ -951,9 +996,29 @@ cc_follow(FpsAccess *access)
 		sto_follow(access);
 }
 
+/*
+ * A gap key whose entry's inserter committed (am/gap.c): this writer
+ * commits after it, so after every reader of the gap that entry split.
+ */
+void
+cc_phantom_follow(FpsAccess *access)
+{
+	if (fps_timestamp_ordered())
+		sto_follow(access);
+	else
+		tictoc_phantom_follow(access);
+}
+
 void
 cc_phantom_read(FpsAccess *access)
 {
+	if (!access->is_read)
+	{
+		FpsRelState *rs = fps_txn_rel_find(access->relid);
+
+		if (rs != NULL)
+			rs->stat_predicate_reads++;
+	}
 	if (fps_timestamp_ordered())
 		sto_phantom_read(access);
 	else
@@ -964,6 +1029,13 @@ void
 cc_phantom_write(FpsAccess *access)
 {
 	fps_txn.wrote = true;
+	if (!access->is_write)
+	{
+		FpsRelState *rs = fps_txn_rel_find(access->relid);
+
+		if (rs != NULL)
+			rs->stat_predicate_writes++;
+	}
 	if (fps_timestamp_ordered())
 		sto_phantom_write(access);
 	else
@@ -1242,6 +1314,7 @@ fps_xact_callback(XactEvent event, void *arg)
 				tictoc_commit(&fps_txn);
 			else
 				sto_finish(&fps_txn, true);
+			fps_relstats_flush(&fps_txn, true);
 			txn_reset();
 			break;
 
@@ -1252,6 +1325,7 @@ fps_xact_callback(XactEvent event, void *arg)
 				tictoc_abort(&fps_txn);
 			else
 				sto_finish(&fps_txn, false);
+			fps_relstats_flush(&fps_txn, false);
 			txn_reset();
 			break;
 

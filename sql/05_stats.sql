@@ -88,7 +88,8 @@ ROLLBACK;
 SELECT pinned, pinned_hwm, increfs, decrefs, commits, read_only_commits FROM fpsketch_stats;
 SELECT v FROM st WHERE id = 8;
 
--- a multi-row insert pins every new key; a sequential scan reads every row
+-- a multi-row insert pins every new key (with the gap keys of its entries
+-- and the one after the last, am/gap.c); a sequential scan reads every row
 SELECT fpsketch_stats_reset();
 INSERT INTO st SELECT g, 'new' FROM generate_series(11, 15) g;
 SELECT pinned_hwm, increfs, decrefs, commits FROM fpsketch_stats;

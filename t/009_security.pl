@@ -17,7 +17,8 @@
 #  (5) search_path: trojan operators and functions created beforehand in a
 #      schema on the installer's search_path (public, writable by everyone
 #      as before PostgreSQL 15) are never called by CREATE EXTENSION, the
-#      view fpsketch_column_groups or the event triggers;
+#      views fpsketch_column_groups, fpsketch_relation_stats and
+#      fpsketch_conflict_columns or the event triggers;
 #  (7) dump and restore: the non-superuser owner of a database can pg_dump
 #      it; dropping a group's last column drops the group, dropping one of
 #      its columns drops the column from it; a restore (plain format in one
@@ -314,7 +315,9 @@ if ($part{5})
 		CREATE TABLE u (id int PRIMARY KEY, x int) USING fpsketch;
 		SELECT fpsketch_set_column_group('u', 'x', ARRAY['x']);
 		DROP TABLE u;
-		SELECT count(*) FROM fpsketch_stats;},
+		SELECT count(*) FROM fpsketch_stats;
+		SELECT count(*) FROM fpsketch_relation_stats;
+		SELECT count(*) FROM fpsketch_conflict_columns;},
 		stdout => \$out, stderr => \$err, on_error_stop => 1);
 	is($ret, 0, '(5) the superuser\'s session with public first on its search_path runs')
 	  or diag $err;

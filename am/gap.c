@@ -1,0 +1,685 @@
+/*-------------------------------------------------------------------------
+ *
+ * gap.c
+ *	  Gap keys (DESIGN §6): a btree scan conflicts only with the inserts
+ *	  and deletes in the part of the index order it read, as next-key
+ *	  locking gives, instead of with every change to its equality prefix.
+ *
+ * A queue consumer (ORDER BY k LIMIT 1, min(k)) under an equality prefix
+ * reads one entry; an equality-prefix key would make it conflict with
+ * every insert into the prefix, at the other end of the range too (TPC-C's
+ * Delivery against New-Order).
+ *
+ * Keys.  For a btree whose key columns are NOT NULL, and a scan whose keys
+ * fix its first p columns by equality and bound at most column p + 1 (a
+ * contiguous range of the index order), in group g (the p values):
+ *	GAP(p, e)	the gap just below entry e and e itself, for scans in e's
+ *				p-group: hash of the index, p and all of e's key values;
+ *	END(p, g)	the gap after the last entry of group g;
+ *	ESC(index)	every gap: read once by each gap scan (with the snapshot
+ *				rules of a prefix key, predicate.c), written by a
+ *				transaction that changed too many entries to walk them.
+ * Entries with equal values share their keys; that is only coarser.
+ *
+ * Readers.  A forward scan reads GAP(p, e) for every entry e the index
+ * returns (visible or not: the entry's values come from the index tuple),
+ * when it passes it.  When the index is exhausted it walks on, from after
+ * the last entry, through the group: GAP(p, x) for each entry x up to and
+ * including the first stable one (below), or END(p, g) if there is none.
+ * A scan that stops early (LIMIT) reads nothing beyond its last entry.
+ *
+ * Writers.  A transaction that inserted or deleted entry w (an UPDATE
+ * that changed the index's columns does both) walks at PRE_COMMIT, before
+ * it locks its keys, from after w: it writes GAP(p, w) for every p, and
+ * for every p, GAP(p, x) for each entry x in w's p-group up to and
+ * including the first stable one (which it also follows), or END(p, w's
+ * group) once the walk leaves that group or the index ends.
+ *
+ * Stable: the entry's row was inserted by a committed transaction (not
+ * this one) and a snapshot taken now sees it (no committed delete).  Both
+ * walks step over unstable entries (in-progress or aborted inserts, rows
+ * deleted by committed or own transactions) because these may vanish:
+ * the gap a reader read up to an unstable entry would otherwise merge,
+ * unseen, with the next one.
+ *
+ * Why this is enough, in every order of events.  Let reader R's range
+ * contain the place of a new entry w.
+ *	- R passed the place before w was in the index: the entries above the
+ *	  place that R read a key of (passed, or walked at its end) include
+ *	  the first one stable when R read it, s (or R read END).  w's walk,
+ *	  which follows w's insertion, meets only entries between w and s
+ *	  that arrived after R passed, and s itself (or a stable entry past
+ *	  it, if s was deleted: its deleter wrote GAP(p, s), which R read, and
+ *	  walked on).  If w's walk stops at one of the new entries, x, x's
+ *	  inserter committed and wrote the gap R read (or a gap whose
+ *	  inserter did, and so on), so it commits after R; w follows GAP(p, x)
+ *	  (cc_phantom_follow: commit after its last install, x's inserter's),
+ *	  so w commits after R too.  Phantom-key writers are otherwise not
+ *	  ordered among themselves: without the follow, a gap split by a
+ *	  committed insert would lose its readers.  Otherwise w writes the key
+ *	  R read and commits after R.
+ *	- R passes w's entry: R reads GAP(p, w), which w writes.  If w's
+ *	  writer has already committed unseen by R's snapshot, R fails at once
+ *	  (an insert into its range that its result misses, and a read of its
+ *	  key would order R after it).
+ * Deletes need no more for R: a row R returned is a row key R read.
+ * Reads of gap keys happen after the scan's snapshot was taken, unlike
+ * prefix keys (§6.3): a writer that installed on GAP(p, e) unseen did so
+ * for an entry R passes (caught above) or for one outside R's range, which
+ * only orders R after it; R's reads of anything else it wrote are stale
+ * reads, caught by row keys.
+ *
+ * Scans read prefix keys instead when they run backward (a cursor that can
+ * scroll, max()), hold an array, row or NULL key, bound columns after
+ * p + 1, or read at a timestamp; so do indexes with a nullable key column.
+ * Writers always walk (except under MVTO, whose readers all read at a
+ * timestamp, through prefix keys): fpsketch.gap_predicates only chooses
+ * what readers read, so sessions may differ.
+ *
+ * Shared state: none directly; keys through predicate.c and cc/.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "access/genam.h"
+#include "access/heapam.h"
+#include "access/htup_details.h"
+#include "access/nbtree.h"
+#include "access/relation.h"
+#include "access/relscan.h"
+#include "access/skey.h"
+#include "access/transam.h"
+#include "access/xact.h"
+#include "executor/executor.h"
+#include "nodes/execnodes.h"
+#include "nodes/plannodes.h"
+#include "storage/bufmgr.h"
+#include "storage/procarray.h"
+#include "utils/datum.h"
+#include "utils/lsyscache.h"
+#include "utils/memutils.h"
+#include "utils/rel.h"
+#include "utils/snapmgr.h"
+
+#include "am.h"
+#include "../fpsketch_am.h"
+
+bool		fps_gap_predicates = true;
+
+/*
+ * Entries a transaction walks from at PRE_COMMIT; past this it writes the
+ * index's ESC key instead (a bulk load would otherwise walk every row).
+ */
+#define FPS_GAP_MAX_WALKS 1024
+
+/* An entry this transaction inserted or deleted. */
+typedef struct GapWrite
+{
+	Oid			relid;
+	Oid			indexoid;
+	int			nkeys;
+	Datum		values[INDEX_MAX_KEYS];
+} GapWrite;
+
+static List *gap_writes = NIL;	/* in TopTransactionContext */
+static int	ngap_writes = 0;
+
+/* ---- entries ---- */
+
+/* Hashes of the key values of an index tuple. */
+static void
+entry_hashes(FpsPrefixIndex *pi, IndexTuple itup, TupleDesc itupdesc, uint64 *hashes)
+{
+	for (int i = 0; i < pi->nkeys; i++)
+	{
+		bool		isnull;
+		Datum		value = index_getattr(itup, i + 1, itupdesc, &isnull);
+
+		hashes[i] = fps_hash_value(pi->types[i], pi->collations[i], value, isnull);
+	}
+}
+
+/*
+ * The heap row the entry at tid points to: is it stable (see the header),
+ * and (reader != NULL) was it inserted by a transaction that committed
+ * but that reader's snapshot does not see?
+ */
+static bool
+examine_entry(Relation heap, ItemPointer tid, Snapshot now, Snapshot reader, bool *unseen)
+{
+	Buffer		buf = ReadBuffer(heap, ItemPointerGetBlockNumber(tid));
+	Page		page;
+	OffsetNumber off = ItemPointerGetOffsetNumber(tid);
+	bool		inserted = false;
+	bool		stable = false;
+
+	*unseen = false;
+	LockBuffer(buf, BUFFER_LOCK_SHARE);
+	page = BufferGetPage(buf);
+	if (off >= FirstOffsetNumber && off <= PageGetMaxOffsetNumber(page))
+	{
+		ItemId		lp = PageGetItemId(page, off);
+
+		/* a redirect: the root was pruned, its insert is long visible */
+		if (ItemIdIsRedirected(lp))
+			inserted = true;
+		else if (ItemIdIsNormal(lp))
+		{
+			HeapTupleHeader htup = (HeapTupleHeader) PageGetItem(page, lp);
+			TransactionId xmin = HeapTupleHeaderGetXmin(htup);
+
+			inserted = !TransactionIdIsCurrentTransactionId(xmin) &&
+				TransactionIdDidCommit(xmin);
+			*unseen = inserted && reader != NULL && XidInMVCCSnapshot(xmin, reader);
+		}
+	}
+	if (inserted)
+	{
+		ItemPointerData t = *tid;
+		HeapTupleData tuple;
+		bool		all_dead;
+
+		stable = heap_hot_search_buffer(&t, heap, buf, now, &tuple, &all_dead, true);
+	}
+	UnlockReleaseBuffer(buf);
+	return stable;
+}
+
+/* Which transactions have completed now (not registered: used at once). */
+static Snapshot
+snapshot_now(void)
+{
+	static SnapshotData now_data = {SNAPSHOT_MVCC};
+
+	return GetSnapshotData(&now_data);
+}
+
+/*
+ * keys[0] = the entries whose columns first..first+ncols-1 come after
+ * values, in the index's order (a row comparison for several columns).
+ * members must have room for ncols keys.
+ */
+static void
+keys_after(Relation index, int first, int ncols, const Datum *values,
+		   ScanKey key, ScanKey members)
+{
+	if (ncols == 1)
+	{
+		Oid			type = index->rd_opcintype[first];
+		Oid			op = get_opfamily_member(index->rd_opfamily[first], type, type,
+											 BTGreaterStrategyNumber);
+
+		if (!OidIsValid(op))
+			elog(ERROR, "fpsketch: no > operator in the operator family of index \"%s\"",
+				 RelationGetRelationName(index));
+		ScanKeyEntryInitialize(key, 0, first + 1, BTGreaterStrategyNumber, type,
+							   index->rd_indcollation[first], get_opcode(op), values[0]);
+		return;
+	}
+	for (int i = 0; i < ncols; i++)
+	{
+		int			col = first + i;
+		Oid			type = index->rd_opcintype[col];
+
+		ScanKeyEntryInitialize(&members[i], SK_ROW_MEMBER, col + 1,
+							   BTGreaterStrategyNumber, type, index->rd_indcollation[col],
+							   get_opfamily_proc(index->rd_opfamily[col], type, type,
+												 BTORDER_PROC),
+							   values[i]);
+	}
+	members[ncols - 1].sk_flags |= SK_ROW_END;
+	ScanKeyEntryInitialize(key, SK_ROW_HEADER, first + 1, BTGreaterStrategyNumber,
+						   InvalidOid, InvalidOid, InvalidOid, PointerGetDatum(members));
+}
+
+/* A scan of index's entries (every one, visible or not) with keys. */
+static IndexScanDesc
+walk_begin(Relation index, Snapshot snapshot, ScanKey keys, int nkeys)
+{
+	/* the bitmap variant: no table fetch, which would be ours */
+	IndexScanDesc scan = index_beginscan_bitmap(index, snapshot, nkeys);
+
+	scan->xs_want_itup = true;
+	index_rescan(scan, keys, nkeys, NULL, 0);
+	return scan;
+}
+
+/* ---- readers ---- */
+
+/*
+ * Do the scan keys select one contiguous range of the index order: the
+ * first nprefix columns fixed, bounds on the next one only?
+ */
+static bool
+scan_is_contiguous(IndexScanState *iss, int nprefix)
+{
+	for (int k = 0; k < iss->iss_NumScanKeys; k++)
+	{
+		ScanKey		sk = &iss->iss_ScanKeys[k];
+
+		/* every key column is NOT NULL */
+		if (sk->sk_flags & SK_SEARCHNOTNULL)
+			continue;
+		if (sk->sk_flags & (SK_ISNULL | SK_ROW_HEADER | SK_SEARCHARRAY |
+							SK_SEARCHNULL | SK_ORDER_BY))
+			return false;
+		if (sk->sk_attno <= nprefix)
+			continue;
+		if (sk->sk_attno == nprefix + 1 && sk->sk_strategy != BTEqualStrategyNumber)
+			continue;
+		return false;
+	}
+	return true;
+}
+
+/*
+ * The executor's index scan iss is about to run with keys that fix nprefix
+ * columns of pi (hashes of their values in group): read gap keys for it,
+ * if it qualifies (header).  The caller then reads pi's ESC key.
+ */
+bool
+fps_gap_scan_begin(FpsIndexFetch *f, IndexScanState *iss, FpsPrefixIndex *pi,
+				   int nprefix, const uint64 *group)
+{
+	FpsGapScan *g = &f->gap;
+	IndexScan  *plan = (IndexScan *) iss->ss.ps.plan;
+
+	g->active = false;
+	g->check_unseen = false;
+	if (!fps_gap_predicates || !pi->has_gaps || nprefix >= pi->nkeys ||
+		iss->iss_NumOrderByKeys > 0 ||
+		ScanDirectionIsBackward(plan->indexorderdir) ||
+		(iss->ss.ps.state->es_top_eflags & EXEC_FLAG_BACKWARD) ||
+		!scan_is_contiguous(iss, nprefix))
+		return false;
+	g->scan = iss->iss_ScanDesc;
+	g->iss = iss;
+	g->index = *pi;
+	g->nprefix = nprefix;
+	memcpy(g->group, group, sizeof(uint64) * nprefix);
+	g->passed_any = false;
+	g->nread = 0;
+	/* before amrescan, which allocates the room for index tuples then */
+	g->scan->xs_want_itup = true;
+	g->active = true;
+	g->check_unseen = true;
+	return true;
+}
+
+/* The snapshot the scan reads rows with. */
+static Snapshot
+scan_snapshot(FpsIndexFetch *f)
+{
+	return f->fresh_snapshot != NULL ? f->fresh_snapshot : f->gap.scan->xs_snapshot;
+}
+
+/*
+ * Past fpsketch.escalation_threshold gap keys in one scan, the rest of it
+ * reads the equality prefix (or the relation) instead.  That key is read
+ * after the snapshot, which is safe here: the part already passed is
+ * covered by gap keys, and an insert ahead that committed before the read
+ * is passed by the scan (fps_gap_check_unseen goes on) or lies beyond it.
+ */
+static void
+widen_to_prefix(FpsIndexFetch *f, FpsRelInfo *info)
+{
+	FpsGapScan *g = &f->gap;
+
+	g->active = false;
+	fps_read_predicate_key(info,
+						   g->nprefix > 0 ? fps_prefix_key(&g->index, g->nprefix, g->group) :
+						   info->relation_key,
+						   g->nprefix > 0);
+}
+
+/* The index returned an entry (f->gap.scan->xs_itup): read its gap. */
+void
+fps_gap_read_entry(FpsIndexFetch *f)
+{
+	FpsGapScan *g = &f->gap;
+	IndexTuple	itup = g->scan->xs_itup;
+	FpsRelInfo *info = fps_relinfo(f->heap.xs_base.rel);
+	uint64		hashes[INDEX_MAX_KEYS];
+	Size		size;
+
+	if (itup == NULL)
+		elog(ERROR, "fpsketch: index scan of \"%s\" returned no index tuple",
+			 RelationGetRelationName(g->scan->indexRelation));
+	if (++g->nread > fps_escalation_threshold)
+	{
+		widen_to_prefix(f, info);
+		return;
+	}
+	entry_hashes(&g->index, itup, g->scan->xs_itupdesc, hashes);
+	fps_read_predicate_key(info, fps_gap_key(&g->index, g->nprefix, hashes), true);
+
+	/* where the walk at the end of the scan starts from */
+	size = IndexTupleSize(itup);
+	if (g->last_space < size)
+	{
+		if (g->last != NULL)
+			pfree(g->last);
+		g->last = MemoryContextAlloc(GetMemoryChunkContext(f), size);
+		g->last_space = size;
+	}
+	memcpy(g->last, itup, size);
+	g->passed_any = true;
+}
+
+/*
+ * The scan's entry at tid has no version its snapshot sees.  If its row
+ * was inserted by a transaction that committed unseen, the scan's result
+ * misses a row of its range: fail (header).
+ */
+void
+fps_gap_check_unseen(FpsIndexFetch *f, ItemPointer tid, Snapshot snapshot)
+{
+	bool		unseen;
+
+	(void) examine_entry(f->heap.xs_base.rel, tid, snapshot_now(), snapshot, &unseen);
+	if (unseen)
+		fps_abort(FPS_ABORT_PHANTOM, RelationGetRelid(f->heap.xs_base.rel));
+}
+
+/*
+ * The index is exhausted: walk on through the group from after the last
+ * entry passed (from where the scan began, if none), up to the first
+ * stable entry or the group's end.
+ */
+static void
+walk_to_group_end(FpsIndexFetch *f)
+{
+	FpsGapScan *g = &f->gap;
+	Relation	heap = f->heap.xs_base.rel;
+	Relation	index = g->scan->indexRelation;
+	FpsRelInfo *info = fps_relinfo(heap);
+	Snapshot	reader = scan_snapshot(f);
+	ScanKeyData keys[2 * INDEX_MAX_KEYS + 1];
+	ScanKeyData members[INDEX_MAX_KEYS];
+	int			nkeys = 0;
+	IndexScanDesc walk;
+	ItemPointer tid;
+	bool		stable = false;
+
+	for (int k = 0; k < g->iss->iss_NumScanKeys; k++)
+	{
+		ScanKey		sk = &g->iss->iss_ScanKeys[k];
+
+		if (sk->sk_flags & SK_SEARCHNOTNULL)
+			continue;
+		/* the group */
+		if (sk->sk_attno <= g->nprefix && sk->sk_strategy == BTEqualStrategyNumber)
+			keys[nkeys++] = *sk;
+		/* where the scan began */
+		else if (!g->passed_any && sk->sk_attno == g->nprefix + 1 &&
+				 (sk->sk_strategy == BTGreaterStrategyNumber ||
+				  sk->sk_strategy == BTGreaterEqualStrategyNumber))
+			keys[nkeys++] = *sk;
+	}
+	if (g->passed_any)
+	{
+		Datum		values[INDEX_MAX_KEYS];
+		int			ncols = g->index.nkeys - g->nprefix;
+
+		for (int i = 0; i < ncols; i++)
+		{
+			bool		isnull;
+
+			values[i] = index_getattr(g->last, g->nprefix + i + 1,
+									  g->scan->xs_itupdesc, &isnull);
+		}
+		keys_after(index, g->nprefix, ncols, values, &keys[nkeys++], members);
+	}
+
+	walk = walk_begin(index, reader, keys, nkeys);
+	while (!stable && (tid = index_getnext_tid(walk, ForwardScanDirection)) != NULL)
+	{
+		uint64		hashes[INDEX_MAX_KEYS];
+		bool		unseen;
+
+		entry_hashes(&g->index, walk->xs_itup, walk->xs_itupdesc, hashes);
+		fps_read_predicate_key(info, fps_gap_key(&g->index, g->nprefix, hashes), true);
+		stable = examine_entry(heap, tid, snapshot_now(), reader, &unseen);
+		if (unseen)
+			fps_abort(FPS_ABORT_PHANTOM, info->relid);
+	}
+	index_endscan(walk);
+	if (!stable)
+		fps_read_predicate_key(info, fps_gap_end_key(&g->index, g->nprefix, g->group), true);
+}
+
+/*
+ * index_rescan() or index_getnext_tid() reset the fetch: a scan that ran
+ * out of entries (its position is gone; one stopped early keeps it until
+ * amrescan) reads the rest of its range.
+ */
+void
+fps_gap_scan_reset(FpsIndexFetch *f)
+{
+	FpsGapScan *g = &f->gap;
+	bool		exhausted;
+
+	g->check_unseen = false;
+	if (!g->active)
+		return;
+	g->active = false;
+	exhausted = !BTScanPosIsValid(((BTScanOpaque) g->scan->opaque)->currPos);
+	if (exhausted)
+		walk_to_group_end(f);
+}
+
+/* ---- writers ---- */
+
+/* Remember the entry slot's row has (or had) in index pi, for the walk. */
+static void
+note_entry(Relation rel, FpsRelInfo *info, FpsPrefixIndex *pi, TupleTableSlot *slot)
+{
+	MemoryContext old;
+	GapWrite   *w;
+
+	if (ngap_writes >= FPS_GAP_MAX_WALKS)
+	{
+		fps_write_predicate_key(info, fps_gap_escalation_key(pi));
+		return;
+	}
+	old = MemoryContextSwitchTo(TopTransactionContext);
+	w = palloc(sizeof(GapWrite));
+	w->relid = info->relid;
+	w->indexoid = pi->indexoid;
+	w->nkeys = pi->nkeys;
+	for (int i = 0; i < pi->nkeys; i++)
+	{
+		Form_pg_attribute att = TupleDescAttr(RelationGetDescr(rel), pi->attnums[i] - 1);
+		bool		isnull;
+		Datum		value = slot_getattr(slot, pi->attnums[i], &isnull);
+
+		Assert(!isnull);
+		w->values[i] = datumCopy(value, att->attbyval, att->attlen);
+	}
+	gap_writes = lappend(gap_writes, w);
+	ngap_writes++;
+	MemoryContextSwitchTo(old);
+}
+
+/*
+ * MVTO reads every row at a timestamp (am/visibility.c), through
+ * equality-prefix keys: nobody reads gap keys there.
+ */
+static inline bool
+gap_keys_read(void)
+{
+	return fps_protocol != FPS_PROTOCOL_MVTO;
+}
+
+/* The row in slot was inserted or deleted: its entry in every gap index. */
+void
+fps_gap_note_row(Relation rel, FpsRelInfo *info, TupleTableSlot *slot)
+{
+	if (!gap_keys_read())
+		return;
+	for (int i = 0; i < info->nprefix; i++)
+		if (info->prefix[i].has_gaps)
+			note_entry(rel, info, &info->prefix[i], slot);
+}
+
+/*
+ * An UPDATE that was not HOT moved the row from old to new: in each gap
+ * index whose columns changed, the old entry goes and the new one comes.
+ * An index whose columns kept their values keeps the row at its place.
+ */
+void
+fps_gap_note_moved(Relation rel, FpsRelInfo *info, TupleTableSlot *old, TupleTableSlot *new)
+{
+	if (!gap_keys_read())
+		return;
+	for (int i = 0; i < info->nprefix; i++)
+	{
+		FpsPrefixIndex *pi = &info->prefix[i];
+		int			k;
+
+		if (!pi->has_gaps)
+			continue;
+		for (k = 0; k < pi->nkeys; k++)
+		{
+			Form_pg_attribute att = TupleDescAttr(RelationGetDescr(rel), pi->attnums[k] - 1);
+			bool		oldnull;
+			bool		newnull;
+			Datum		oldval = slot_getattr(old, pi->attnums[k], &oldnull);
+			Datum		newval = slot_getattr(new, pi->attnums[k], &newnull);
+
+			if (!datum_image_eq(oldval, newval, att->attbyval, att->attlen))
+				break;
+		}
+		if (k < pi->nkeys)
+		{
+			note_entry(rel, info, pi, old);
+			note_entry(rel, info, pi, new);
+		}
+	}
+}
+
+/*
+ * Walk from after the entry w inserted or deleted (header): GAP(p, w) and,
+ * for every p, the gaps up to the first stable entry of w's p-group or the
+ * group's end.
+ */
+static void
+walk_after_write(GapWrite *w)
+{
+	Relation	heap = try_relation_open(w->relid, AccessShareLock);
+	Relation	index;
+	FpsRelInfo *info;
+	FpsPrefixIndex *pi;
+	ScanKeyData key;
+	ScanKeyData members[INDEX_MAX_KEYS];
+	uint64		own[INDEX_MAX_KEYS];
+	bool		done[INDEX_MAX_KEYS];
+	int			ndone = 0;
+	IndexScanDesc walk;
+	ItemPointer tid;
+
+	/* dropped by this transaction: nobody reads its gaps any more */
+	if (heap == NULL)
+		return;
+	index = try_relation_open(w->indexoid, AccessShareLock);
+	if (index == NULL || !fps_tracking_active(heap, &info) ||
+		(pi = fps_prefix_index(info, w->indexoid)) == NULL || !pi->has_gaps ||
+		pi->nkeys != w->nkeys)
+	{
+		if (index != NULL)
+			relation_close(index, AccessShareLock);
+		relation_close(heap, AccessShareLock);
+		return;
+	}
+
+	for (int i = 0; i < pi->nkeys; i++)
+	{
+		own[i] = fps_hash_value(pi->types[i], pi->collations[i], w->values[i], false);
+		done[i] = false;
+	}
+	for (int p = 0; p < pi->nkeys; p++)
+		fps_write_predicate_key(info, fps_gap_key(pi, p, own));
+
+	keys_after(index, 0, pi->nkeys, w->values, &key, members);
+	walk = walk_begin(index, snapshot_now(), &key, 1);
+	while (ndone < pi->nkeys && (tid = index_getnext_tid(walk, ForwardScanDirection)) != NULL)
+	{
+		uint64		hashes[INDEX_MAX_KEYS];
+		bool		unseen;
+		bool		stable;
+		int			common;
+
+		/* the columns the entry shares with w: it is in w's p-groups for p <= common */
+		for (common = 0; common < pi->nkeys; common++)
+		{
+			bool		isnull;
+			Datum		value = index_getattr(walk->xs_itup, common + 1,
+											  walk->xs_itupdesc, &isnull);
+
+			if (isnull ||
+				DatumGetInt32(FunctionCall2Coll(index_getprocinfo(index, common + 1, BTORDER_PROC),
+												index->rd_indcollation[common],
+												value, w->values[common])) != 0)
+				break;
+		}
+		entry_hashes(pi, walk->xs_itup, walk->xs_itupdesc, hashes);
+		stable = examine_entry(heap, tid, snapshot_now(), NULL, &unseen);
+		for (int p = 0; p < pi->nkeys; p++)
+		{
+			if (done[p])
+				continue;
+			if (p <= common && stable)
+				fps_follow_predicate_key(info, fps_gap_key(pi, p, hashes));
+			else if (p <= common)
+				fps_write_predicate_key(info, fps_gap_key(pi, p, hashes));
+			else
+				fps_write_predicate_key(info, fps_gap_end_key(pi, p, own));
+			if (p > common || stable)
+			{
+				done[p] = true;
+				ndone++;
+			}
+		}
+	}
+	index_endscan(walk);
+	for (int p = 0; p < pi->nkeys; p++)
+		if (!done[p])
+			fps_write_predicate_key(info, fps_gap_end_key(pi, p, own));
+	relation_close(index, AccessShareLock);
+	relation_close(heap, AccessShareLock);
+}
+
+/*
+ * Registered after the protocol's callback, so it runs before it (the
+ * last registered runs first): the keys the walks write are in the write
+ * set that validation locks.
+ */
+static void
+fps_gap_xact_callback(XactEvent event, void *arg)
+{
+	ListCell   *lc;
+
+	switch (event)
+	{
+		case XACT_EVENT_PRE_COMMIT:
+			foreach(lc, gap_writes)
+				walk_after_write((GapWrite *) lfirst(lc));
+			break;
+		case XACT_EVENT_COMMIT:
+		case XACT_EVENT_ABORT:
+		case XACT_EVENT_PREPARE:
+			/* the memory goes with TopTransactionContext */
+			gap_writes = NIL;
+			ngap_writes = 0;
+			break;
+		default:
+			break;
+	}
+}
+
+void
+fps_gap_register_callbacks(void)
+{
+	RegisterXactCallback(fps_gap_xact_callback, NULL);
+}
