@@ -47,6 +47,8 @@ typedef struct FpsVersionCheck
 {
 	Relation	rel;
 	TupleTableSlot *slot;
+	FpsRelInfo *info;
+	int			group;			/* the column group read, or -1: the row */
 } FpsVersionCheck;
 
 extern TransactionId fps_version_xmin(TupleTableSlot *slot);

@@ -100,6 +100,8 @@ fps_track_read(Relation rel, TupleTableSlot *slot, bool unique_check)
 	rs->stat_row_reads++;
 	check.rel = rel;
 	check.slot = slot;
+	check.info = info;
+	check.group = -1;
 	if (unlikely(unique_check))
 		fps_refuse_unique_conflict(info, slot);
 
@@ -127,6 +129,7 @@ fps_track_read(Relation rel, TupleTableSlot *slot, bool unique_check)
 		if (access == NULL)
 		{
 			/* the pin budget is spent: the groups read so far stay */
+			check.group = -1;
 			fps_escalated_read(rel, info, rs, &check, xmin);
 			return;
 		}
@@ -154,6 +157,8 @@ fps_track_read(Relation rel, TupleTableSlot *slot, bool unique_check)
 					 first_xmin != access->first_xmin)
 				all_read_before = false;
 		}
+		/* a successor that changed only other groups leaves this one current */
+		check.group = info->ngroups > 1 ? g : -1;
 		if (!cc_read(access, &version))
 		{
 			if (all_read_before &&

@@ -19,6 +19,7 @@
 #include "access/xact.h"
 #include "storage/bufmgr.h"
 #include "storage/procarray.h"
+#include "utils/datum.h"
 #include "utils/resowner.h"
 #include "utils/snapmgr.h"
 
@@ -127,11 +128,83 @@ fps_version_committed_updater(FpsVersionCheck *check)
 	return committed;
 }
 
-/* Is the version in check no longer the latest (the staleness check)? */
+/*
+ * Does the newest committed version of the row, reached from the version
+ * in check through committed updates, differ from it in a column of group
+ * g?  A deleted row differs in everything.
+ */
+static bool
+newest_differs_in_group(FpsVersionCheck *check, int g)
+{
+	Relation	rel = check->rel;
+	TupleDesc	desc = RelationGetDescr(rel);
+	ItemPointerData tid = check->slot->tts_tid;
+	HeapTupleData newest;
+	Buffer		buffer = InvalidBuffer;
+	bool		differs = false;
+
+	for (;;)
+	{
+		HeapTupleData tuple;
+		Buffer		buf;
+		TransactionId updater;
+
+		tuple.t_self = tid;
+		if (!heap_fetch(rel, SnapshotAny, &tuple, &buf, false))
+			return true;		/* pruned: long gone */
+		LockBuffer(buf, BUFFER_LOCK_SHARE);
+		updater = version_updater(tuple.t_data);
+		if (TransactionIdIsValid(updater) &&
+			!TransactionIdIsCurrentTransactionId(updater) &&
+			!TransactionIdIsInProgress(updater) &&
+			TransactionIdDidCommit(updater))
+		{
+			tid = tuple.t_data->t_ctid;
+			LockBuffer(buf, BUFFER_LOCK_UNLOCK);
+			ReleaseBuffer(buf);
+			if (ItemPointerEquals(&tid, &tuple.t_self) ||
+				ItemPointerIndicatesMovedPartitions(&tid))
+				return true;	/* deleted (or moved away) */
+			continue;
+		}
+		LockBuffer(buf, BUFFER_LOCK_UNLOCK);
+		newest = tuple;
+		buffer = buf;
+		break;
+	}
+	for (int attnum = 1; attnum <= check->info->natts && !differs; attnum++)
+	{
+		Form_pg_attribute att = TupleDescAttr(desc, attnum - 1);
+		bool		oldnull;
+		bool		newnull;
+		Datum		oldval;
+		Datum		newval;
+
+		if (att->attisdropped || check->info->attgroup[attnum] != g)
+			continue;
+		oldval = slot_getattr(check->slot, attnum, &oldnull);
+		newval = heap_getattr(&newest, attnum, desc, &newnull);
+		differs = oldnull != newnull ||
+			(!oldnull && !datum_image_eq(oldval, newval, att->attbyval, att->attlen));
+	}
+	ReleaseBuffer(buffer);
+	return differs;
+}
+
+/*
+ * Is the version in check no longer the latest (the staleness check)?  For
+ * a read of one column group: no longer the latest in that group's columns
+ * (an UPDATE of other groups writes their keys only, so this group's key
+ * still describes the version read).
+ */
 bool
 fps_version_is_stale(void *arg)
 {
-	return TransactionIdIsValid(fps_version_committed_updater(arg));
+	FpsVersionCheck *check = arg;
+
+	if (!TransactionIdIsValid(fps_version_committed_updater(check)))
+		return false;
+	return check->group < 0 || newest_differs_in_group(check, check->group);
 }
 
 /*
