@@ -83,7 +83,9 @@
  * fpsketch.learn_column_groups_lock_timeout: while it waits, new users of
  * the table queue behind it (holders of a lock on the table go ahead of
  * it), so the wait is short; on timeout it retries after
- * fpsketch.learn_column_groups_retry_interval.  A conditional lock alone
+ * fpsketch.learn_column_groups_retry_interval, doubled after each timeout
+ * up to 64 times, so that a long transaction on the table does not make
+ * its users wait a lock timeout every interval.  A conditional lock alone
  * would never be granted on a table that some transaction always has
  * open.  Keep the timeout below deadlock_timeout: a cycle through the
  * worker's queued request is then broken by the worker's timeout, not by
@@ -785,6 +787,7 @@ typedef struct LearnEntry
 	Oid			relid;
 	LearnSet	set;
 	TimestampTz not_before;		/* retry time after a lock timeout */
+	int			attempts;		/* lock timeouts so far */
 } LearnEntry;
 
 typedef struct LearnWorkerSlot
@@ -939,6 +942,7 @@ learn_publish(Oid relid, const LearnSet *set)
 		e->relid = relid;
 		e->set = *set;
 		e->not_before = 0;
+		e->attempts = 0;
 		queued = true;
 	}
 	if (queued)
@@ -1348,6 +1352,7 @@ fps_learn_worker_main(Datum arg)
 	{
 		LearnSet	sets[LEARN_QUEUE];
 		int			nsets = 0;
+		int			attempts = 0;
 		Oid			relid = InvalidOid;
 		bool		mine = false;
 		TimestampTz now;
@@ -1389,7 +1394,10 @@ fps_learn_worker_main(Datum arg)
 				LearnEntry *e = &learn_shared->entries[i];
 
 				if (e->dbid == dbid && e->relid == relid)
+				{
 					sets[nsets++] = e->set;
+					attempts = Max(attempts, e->attempts);
+				}
 				else
 					learn_shared->entries[j++] = *e;
 			}
@@ -1408,7 +1416,8 @@ fps_learn_worker_main(Datum arg)
 			break;
 		if (!OidIsValid(relid))
 		{
-			long		ms = (next - now) / 1000 + 1;
+			/* at most a second: a new request need not wait for a retry */
+			long		ms = Min((next - now) / 1000 + 1, 1000);
 
 			(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
 							 ms, PG_WAIT_EXTENSION);
@@ -1418,9 +1427,16 @@ fps_learn_worker_main(Datum arg)
 
 		if (learn_attempt(relid, sets, nsets, cxt))
 		{
+			/*
+			 * Each attempt makes new users of the table wait up to the lock
+			 * timeout: back off (up to 64 times the interval) while a long
+			 * transaction keeps the table busy.
+			 */
 			TimestampTz retry = TimestampTzPlusMilliseconds(GetCurrentTimestamp(),
-															learn_retry_ms);
+															(int64) learn_retry_ms << Min(attempts, 6));
 
+			elog(DEBUG1, "fpsketch: relation %u is busy, its column groups are learned at the next try in %d ms",
+				 relid, (int) ((retry - GetCurrentTimestamp()) / 1000));
 			SpinLockAcquire(&learn_shared->mutex);
 			for (i = 0; i < nsets && learn_shared->nentries < LEARN_QUEUE; i++)
 			{
@@ -1430,6 +1446,7 @@ fps_learn_worker_main(Datum arg)
 				e->relid = relid;
 				e->set = sets[i];
 				e->not_before = retry;
+				e->attempts = attempts + 1;
 			}
 			SpinLockRelease(&learn_shared->mutex);
 		}

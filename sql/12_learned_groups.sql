@@ -29,10 +29,13 @@ END LOOP; END $$;
 SELECT pg_sleep(1);
 SELECT * FROM learned;
 
--- the 10th statement with {ytd, cnt}: they get a group, the rest stay in 0
+-- the 10th statement with {ytd, cnt}: they get a group, the rest stay in 0,
+-- and the floor rises as for a declaration
+SELECT floor_raises AS raises_before FROM fpsketch_stats \gset
 UPDATE lg SET ytd = ytd + 1, cnt = cnt + 1 WHERE id = 2;
 SELECT wait_learned('lg', 1);
 SELECT * FROM learned;
+SELECT floor_raises > :raises_before AS floor_raised FROM fpsketch_stats;
 
 -- a set that cuts through a group splits it: {cnt, bal} splits {ytd, cnt}
 -- and takes bal out of group 0; sets that fit the groups change nothing
