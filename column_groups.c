@@ -1048,6 +1048,12 @@ fps_learn_updated_columns(Relation rel, FpsRelInfo *info, List *rtable)
 	if (!any || learn_set_fits(info, &key.set))
 		return;
 
+	/* sets of many tables (or dynamic SQL): start counting afresh */
+	if (learn_seen != NULL && hash_get_num_entries(learn_seen) >= 1024)
+	{
+		hash_destroy(learn_seen);
+		learn_seen = NULL;
+	}
 	if (learn_seen == NULL)
 	{
 		HASHCTL		ctl;
