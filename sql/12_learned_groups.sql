@@ -107,6 +107,10 @@ INSERT INTO fpsketch_column_group (rel, group_name, groupno, attnums, columns, s
   VALUES ('lg_ctl', 'ab', 1, '{}', ARRAY['a', 'b'], 'learned');
 SELECT * FROM learned WHERE relation = 'lg_ctl'::regclass;
 
+-- dropping a group by any name clears the learned ones (learning may start again)
+SELECT fpsketch_set_column_group('lg', 'any', NULL);
+SELECT * FROM learned;
+
 -- the GUCs' ranges
 SET fpsketch.learn_column_groups_threshold = 0;
 SET fpsketch.learn_column_groups_lock_timeout = 10;
