@@ -134,7 +134,11 @@ CREATE TABLE @extschema@.fpsketch_column_group (
     groupno pg_catalog.int2 NOT NULL
         CHECK (groupno OPERATOR(pg_catalog.>=) 1 AND groupno OPERATOR(pg_catalog.<=) 15),
     attnums pg_catalog.int2[] NOT NULL,
-    columns pg_catalog.name[]
+    columns pg_catalog.name[],
+    -- 'declared' by fpsketch_set_column_group() (or a restore), or
+    -- 'learned' from the columns UPDATEs write (column_groups.c)
+    source pg_catalog.text NOT NULL DEFAULT 'declared'
+        CHECK (source OPERATOR(pg_catalog.=) ANY (ARRAY['declared', 'learned']::pg_catalog.text[]))
 );
 
 -- Every relcache build of an fpsketch table looks up its groups
@@ -150,7 +154,10 @@ CREATE INDEX fpsketch_column_group_rel_idx ON @extschema@.fpsketch_column_group 
 -- is fpsketch_set_column_group's job, which checks ownership too.
 REVOKE ALL ON @extschema@.fpsketch_column_group FROM PUBLIC;
 GRANT SELECT, INSERT ON @extschema@.fpsketch_column_group TO PUBLIC;
-SELECT pg_catalog.pg_extension_config_dump('@extschema@.fpsketch_column_group', '');
+-- Only declared groups are dumped: learned ones are relearned from the
+-- restored database's own UPDATEs (see column_groups.c).
+SELECT pg_catalog.pg_extension_config_dump('@extschema@.fpsketch_column_group',
+                                           'WHERE source OPERATOR(pg_catalog.=) ''declared''');
 
 CREATE FUNCTION @extschema@.fpsketch_column_group_restore() RETURNS trigger
 AS 'MODULE_PATHNAME' LANGUAGE C;
@@ -176,7 +183,8 @@ SELECT g.rel AS relation, g.group_name, g.groupno AS group_number,
                  ON a.attrelid OPERATOR(pg_catalog.=) g.rel::pg_catalog.oid
                 AND a.attnum OPERATOR(pg_catalog.=) u.attnum
                 AND NOT a.attisdropped
-              ORDER BY u.ord) AS columns
+              ORDER BY u.ord) AS columns,
+       g.source
   FROM @extschema@.fpsketch_column_group g
   JOIN pg_catalog.pg_class c ON c.oid OPERATOR(pg_catalog.=) g.rel::pg_catalog.oid
  ORDER BY g.rel::pg_catalog.oid, g.groupno;

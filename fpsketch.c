@@ -193,8 +193,9 @@ fps_shmem_request(void)
 															   sizeof(FpsSharedCounters)),
 													  row_lock_waits_size()),
 											 fps_commit_ts_shmem_size(fps_commit_ts_entries)),
-									add_size(fps_pool_shmem_size(),
-											 fps_relstats_shmem_size())));
+									add_size(add_size(fps_pool_shmem_size(),
+													  fps_relstats_shmem_size()),
+											 fps_learn_shmem_size())));
 	RequestNamedLWLockTranche("fpsketch commit_ts",
 							  fps_commit_ts_lwlocks(fps_commit_ts_entries));
 	RequestNamedLWLockTranche("fpsketch pool", 1);
@@ -245,6 +246,7 @@ fps_shmem_startup(void)
 	mem = ShmemInitStruct("fpsketch pool", fps_pool_shmem_size(), &found);
 	fps_pool_shmem_init(mem, found);
 	fps_relstats_shmem_init();
+	fps_learn_shmem_startup();
 	LWLockRelease(AddinShmemInitLock);
 }
 
@@ -908,6 +910,7 @@ _PG_init(void)
 							 "Off gives every row a single key (for comparison); the mapping must be the same in every backend, so it is fixed at server start.",
 							 &fps_column_groups_enabled, true,
 							 PGC_POSTMASTER, 0, NULL, NULL, NULL);
+	fps_learn_init();
 	DefineCustomEnumVariable("fpsketch.wait_policy",
 							 "How transactions on fpsketch tables wait for each other's row locks.",
 							 "cycle_check: a transaction about to wait follows the chain of row-lock waits from the holder and fails at once with 40001 if the chain leads back to it (a deadlock), instead of waiting deadlock_timeout for the deadlock detector; block: wait like heap.",

@@ -149,6 +149,8 @@ fps_statement_groups(Relation rel, FpsRelInfo *info, bool written)
 	static uint32 cached_statement[2];
 	static Oid	cached_relid[2];
 	static FpsGroupMask cached_mask[2];
+	static uint32 learned_statement;
+	static Oid	learned_relid;
 	FpsGroupMask all = FPS_ALL_GROUPS(info);
 	FpsGroupMask mask = 0;
 	uint32		statement = fps_current_statement();
@@ -156,6 +158,19 @@ fps_statement_groups(Relation rel, FpsRelInfo *info, bool written)
 	QueryDesc  *qd;
 	ListCell   *lc;
 
+	/*
+	 * Learning (column_groups.c) looks at each UPDATE statement's columns
+	 * once, not at every row it writes.
+	 */
+	if (written && statement != 0 && fps_learn_column_groups &&
+		(learned_statement != statement || learned_relid != info->relid))
+	{
+		learned_statement = statement;
+		learned_relid = info->relid;
+		if (running_queries[nrunning_queries - 1]->plannedstmt != NULL)
+			fps_learn_updated_columns(rel, info,
+									  running_queries[nrunning_queries - 1]->plannedstmt->rtable);
+	}
 	if (info->ngroups <= 1)
 		return all;
 	if (statement == 0)

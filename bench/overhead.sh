@@ -7,6 +7,13 @@
 #   per read    = (time of K=64 reads - time of K=1 read) / (63 * N)
 #   per commit  = time of a K=1 transaction, minus one per-read cost
 #   write txn   = time of a 1-read + 1-update transaction
+#   per update  = (time of 1 read + 64 updates - time of 1 read + 1 update) / 63
+#
+# The procedure's UPDATE sets v only, so fpsketch learns a column group for v
+# (fpsketch.learn_column_groups, on by default) during the warm-up: then a
+# read of v pins two row keys (group 0 for id, v's group) and an update
+# writes v's group.  EXTRA_CONF="fpsketch.learn_column_groups = off" measures
+# the single key per row; the groups measured are printed below the table.
 #
 # fpsketch minus heap is the overhead of tracking: pinning the row key and
 # the index-prefix key (INCREF), the staleness check, validation and
@@ -106,6 +113,7 @@ run_once oh_fps 64 1 >/dev/null
 measure r1 1 0
 measure r64 64 0
 measure w1 1 1
+measure w64 1 64
 
 echo "fpsketch overhead without contention: $N transactions per run, best of $ROUNDS runs,"
 echo "$ROWS-row tables, one session (PL/pgSQL procedure, COMMIT per transaction)"
@@ -113,7 +121,8 @@ echo "settings: ${conf[*]}"
 $PSQL -c "SELECT 'fpsketch: protocol ' || protocol || ', variant ' || variant || ', eviction ' || current_setting('fpsketch.eviction') FROM fpsketch_stats"
 echo
 awk -v hr1="${t[oh_heap,r1]}" -v hr64="${t[oh_heap,r64]}" -v hw1="${t[oh_heap,w1]}" \
-	-v fr1="${t[oh_fps,r1]}" -v fr64="${t[oh_fps,r64]}" -v fw1="${t[oh_fps,w1]}" 'BEGIN {
+	-v fr1="${t[oh_fps,r1]}" -v fr64="${t[oh_fps,r64]}" -v fw1="${t[oh_fps,w1]}" \
+	-v hw64="${t[oh_heap,w64]}" -v fw64="${t[oh_fps,w64]}" 'BEGIN {
 	hread = (hr64 - hr1) / 63; fread = (fr64 - fr1) / 63;
 	hcommit = hr1 - hread; fcommit = fr1 - fread;
 	printf "| µs | heap | fpsketch | fpsketch - heap | fpsketch / heap |\n";
@@ -123,6 +132,9 @@ awk -v hr1="${t[oh_heap,r1]}" -v hr64="${t[oh_heap,r64]}" -v hw1="${t[oh_heap,w1
 	printf "| transaction of 1 read | %.2f | %.2f | %.2f | %.2f |\n", hr1, fr1, fr1 - hr1, fr1 / hr1;
 	printf "| transaction of 64 reads | %.2f | %.2f | %.2f | %.2f |\n", hr64, fr64, fr64 - hr64, fr64 / hr64;
 	printf "| transaction of 1 read + 1 update (lock, install) | %.2f | %.2f | %.2f | %.2f |\n", hw1, fw1, fw1 - hw1, fw1 / hw1;
+	hupd = (hw64 - hw1) / 63; fupd = (fw64 - fw1) / 63;
+	printf "| per primary-key update (in a 64-update transaction) | %.2f | %.2f | %.2f | %.2f |\n", hupd, fupd, fupd - hupd, fupd / hupd;
 }'
 echo
+echo "column groups of oh_fps: $($PSQL -c "SELECT coalesce(string_agg(group_name || ' ' || columns::text, ', '), 'none') FROM fpsketch_column_groups WHERE relation = 'oh_fps'::regclass")"
 $PSQL -c "SELECT 'fpsketch_stats: commits ' || commits || ', read-only commits ' || read_only_commits || ', increfs ' || increfs || ', seeds ' || seeds || ', merges ' || merges || ', evictions ' || evictions || ', pinned ' || pinned || ', lock_leaks ' || lock_leaks FROM fpsketch_stats"

@@ -172,6 +172,7 @@ typedef struct FpsRelInfo
 	bool		has_coarse_indexes;	/* indexes whose scans read relation_key */
 	int			natts;
 	int			ngroups;		/* column groups, group 0 included */
+	bool		groups_declared;	/* a group declared, so none is learned */
 	uint8		attgroup[FLEXIBLE_ARRAY_MEMBER];	/* by attnum, [0] unused */
 } FpsRelInfo;
 
@@ -186,6 +187,13 @@ typedef uint16 FpsGroupMask;
 
 extern fps_u64 fps_group_key(fps_u64 row_key, int group);
 extern Oid	fps_column_group_table(Relation rel);
+
+/* learned column groups (column_groups.c) */
+extern bool fps_learn_column_groups;
+extern void fps_learn_init(void);
+extern Size fps_learn_shmem_size(void);
+extern void fps_learn_shmem_startup(void);
+extern void fps_learn_updated_columns(Relation rel, FpsRelInfo *info, List *rtable);
 
 extern FpsRelInfo *fps_relinfo(Relation rel);
 extern fps_u64 fps_key_from_slot(Relation rel, FpsRelInfo *info, TupleTableSlot *slot);

@@ -27,6 +27,7 @@
 #include "access/table.h"
 #include "catalog/namespace.h"
 #include "utils/array.h"
+#include "utils/builtins.h"
 #include "catalog/pg_am.h"
 #include "catalog/pg_type.h"
 #include "catalog/pg_index.h"
@@ -379,6 +380,16 @@ fill_column_groups(Relation rel, FpsRelInfo *info)
 			if (attnums[i] > 0 && attnums[i] <= info->natts)
 				info->attgroup[attnums[i]] = groupno;
 		info->ngroups = Max(info->ngroups, groupno + 1);
+
+		/* column 6, source: 'declared' or 'learned' (column_groups.c) */
+		if (RelationGetDescr(cfg)->natts >= 6)
+		{
+			d = heap_getattr(tup, 6, RelationGetDescr(cfg), &isnull);
+			if (isnull || strcmp(TextDatumGetCString(d), "learned") != 0)
+				info->groups_declared = true;
+		}
+		else
+			info->groups_declared = true;
 	}
 	systable_endscan(scan);
 	table_close(cfg, AccessShareLock);

@@ -377,7 +377,7 @@ if ($part{7})
 		delete => q{DELETE FROM fpsketch_column_group},
 		truncate => q{TRUNCATE fpsketch_column_group},
 		set_column_group => q{SELECT fpsketch_set_column_group('t1', 'ga', NULL)},
-		copy => "COPY fpsketch_column_group FROM STDIN;\npublic.t1\tevil\t9\t{}\t{d}\n\\.");
+		copy => "COPY fpsketch_column_group FROM STDIN;\npublic.t1\tevil\t9\t{}\t{d}\tdeclared\n\\.");
 	foreach my $what (sort keys %denied)
 	{
 		$node->psql('shop', "\\set VERBOSITY verbose\n$denied{$what}",
