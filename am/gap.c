@@ -314,15 +314,128 @@ scan_snapshot(FpsIndexFetch *f)
 	return f->fresh_snapshot != NULL ? f->fresh_snapshot : f->gap.scan->xs_snapshot;
 }
 
+/* Keys selecting the scan's group (its equality keys); *nkeys set. */
+static void
+group_keys(FpsGapScan *g, ScanKey keys, int *nkeys, bool with_start)
+{
+	*nkeys = 0;
+	for (int k = 0; k < g->iss->iss_NumScanKeys; k++)
+	{
+		ScanKey		sk = &g->iss->iss_ScanKeys[k];
+
+		if (sk->sk_flags & SK_SEARCHNOTNULL)
+			continue;
+		if (sk->sk_attno <= g->nprefix && sk->sk_strategy == BTEqualStrategyNumber)
+			keys[(*nkeys)++] = *sk;
+		/* where the scan began */
+		else if (with_start && sk->sk_attno == g->nprefix + 1 &&
+				 (sk->sk_strategy == BTGreaterStrategyNumber ||
+				  sk->sk_strategy == BTGreaterEqualStrategyNumber))
+			keys[(*nkeys)++] = *sk;
+	}
+}
+
 /*
- * Past fpsketch.escalation_threshold gap keys in one scan, the rest of it
- * reads the equality prefix (or the relation) instead.  That key is read
- * after the snapshot, which is safe here: the part already passed is
- * covered by gap keys, and an insert ahead that committed before the read
- * is passed by the scan (fps_gap_check_unseen goes on) or lies beyond it.
+ * A walk through the scan's group from after entry prev (an index tuple of
+ * the index), or from where the scan began if prev is NULL.
+ */
+static IndexScanDesc
+walk_group_from(FpsIndexFetch *f, IndexTuple prev, ScanKey keys, ScanKey members)
+{
+	FpsGapScan *g = &f->gap;
+	Relation	index = g->scan->indexRelation;
+	int			nkeys;
+
+	group_keys(g, keys, &nkeys, prev == NULL);
+	if (prev != NULL)
+	{
+		Datum		values[INDEX_MAX_KEYS];
+		int			ncols = g->index.nkeys - g->nprefix;
+
+		for (int i = 0; i < ncols; i++)
+		{
+			bool		isnull;
+
+			values[i] = index_getattr(prev, g->nprefix + i + 1,
+									  g->scan->xs_itupdesc, &isnull);
+		}
+		keys_after(index, g->nprefix, ncols, values, &keys[nkeys++], members);
+	}
+	return walk_begin(index, scan_snapshot(f), keys, nkeys);
+}
+
+/* Does entry a come before entry b in the index order (same group)? */
+static bool
+entry_precedes(FpsGapScan *g, IndexTuple a, TupleDesc adesc, IndexTuple b, TupleDesc bdesc)
+{
+	Relation	index = g->scan->indexRelation;
+
+	for (int col = g->nprefix; col < g->index.nkeys; col++)
+	{
+		bool		anull;
+		bool		bnull;
+		Datum		av = index_getattr(a, col + 1, adesc, &anull);
+		Datum		bv = index_getattr(b, col + 1, bdesc, &bnull);
+		int32		cmp = DatumGetInt32(FunctionCall2Coll(index_getprocinfo(index, col + 1, BTORDER_PROC),
+														  index->rd_indcollation[col], av, bv));
+
+		if (cmp != 0)
+			return cmp < 0;
+	}
+	return false;
+}
+
+/*
+ * The key covering the part of the group after prev (up to entry upto, or
+ * to the group's end if NULL) has just been read: look at that part of the
+ * index now.  An entry the scan did not pass came after its snapshot: if
+ * its inserter committed, the scan misses a row of its range (40001); if
+ * it is in flight, its gap key is read (its commit installs there).
+ * Inserts after this look write the key read, or the gap of an entry read
+ * here (header).  gaps: read the keys of unstable entries.
  */
 static void
-widen_to_prefix(FpsIndexFetch *f, FpsRelInfo *info)
+look_again(FpsIndexFetch *f, IndexTuple prev, IndexTuple upto, bool gaps)
+{
+	FpsGapScan *g = &f->gap;
+	Relation	heap = f->heap.xs_base.rel;
+	FpsRelInfo *info = fps_relinfo(heap);
+	Snapshot	reader = scan_snapshot(f);
+	ScanKeyData keys[2 * INDEX_MAX_KEYS + 1];
+	ScanKeyData members[INDEX_MAX_KEYS];
+	IndexScanDesc walk = walk_group_from(f, prev, keys, members);
+	ItemPointer tid;
+
+	while ((tid = index_getnext_tid(walk, ForwardScanDirection)) != NULL)
+	{
+		bool		unseen;
+		bool		stable;
+
+		if (upto != NULL &&
+			!entry_precedes(g, walk->xs_itup, walk->xs_itupdesc, upto, g->scan->xs_itupdesc))
+			break;
+		stable = examine_entry(heap, tid, snapshot_now(), reader, &unseen);
+		if (unseen)
+			fps_abort(FPS_ABORT_PHANTOM, info->relid);
+		if (gaps && !stable)
+		{
+			uint64		hashes[INDEX_MAX_KEYS];
+
+			entry_hashes(&g->index, walk->xs_itup, walk->xs_itupdesc, hashes);
+			fps_read_predicate_key(info, fps_gap_key(&g->index, g->nprefix, hashes), true);
+		}
+	}
+	index_endscan(walk);
+}
+
+/*
+ * Past fpsketch.escalation_threshold gap keys in one scan, or when the pin
+ * budget refuses one, the rest of the scan reads the equality prefix (or
+ * the relation) instead: read, then the rest of the group looked at again
+ * (look_again), as for a gap key.
+ */
+static void
+widen_to_prefix(FpsIndexFetch *f, FpsRelInfo *info, IndexTuple prev)
 {
 	FpsGapScan *g = &f->gap;
 
@@ -331,16 +444,42 @@ widen_to_prefix(FpsIndexFetch *f, FpsRelInfo *info)
 						   g->nprefix > 0 ? fps_prefix_key(&g->index, g->nprefix, g->group) :
 						   info->relation_key,
 						   g->nprefix > 0);
+	look_again(f, prev, NULL, false);
 }
 
-/* The index returned an entry (f->gap.scan->xs_itup): read its gap. */
+/* Has the leaf page blkno changed since the scan read it at lsn? */
+static bool
+leaf_page_changed(Relation index, BlockNumber blkno, XLogRecPtr lsn)
+{
+	Buffer		buf = ReadBuffer(index, blkno);
+	XLogRecPtr	now;
+
+	LockBuffer(buf, BUFFER_LOCK_SHARE);
+	now = PageGetLSN(BufferGetPage(buf));
+	UnlockReleaseBuffer(buf);
+	return now != lsn;
+}
+
+/*
+ * The index returned an entry (f->gap.scan->xs_itup): read its gap.
+ *
+ * btree copies a leaf page's entries when it first reads the page, so the
+ * gap key is read after the scan looked at the gap.  An insert below the
+ * entry in between, committed and installed on the key before the read,
+ * would order the scan after a row it missed.  Unless the page is
+ * unchanged since (its LSN: an insert into the page changes it) and the
+ * previous entry is on it too, the gap is looked at again after the read.
+ */
 void
 fps_gap_read_entry(FpsIndexFetch *f)
 {
 	FpsGapScan *g = &f->gap;
 	IndexTuple	itup = g->scan->xs_itup;
 	FpsRelInfo *info = fps_relinfo(f->heap.xs_base.rel);
+	BTScanOpaque so = (BTScanOpaque) g->scan->opaque;
+	IndexTuple	prev = g->passed_any ? g->last : NULL;
 	uint64		hashes[INDEX_MAX_KEYS];
+	fps_u64		key;
 	Size		size;
 
 	if (itup == NULL)
@@ -348,11 +487,21 @@ fps_gap_read_entry(FpsIndexFetch *f)
 			 RelationGetRelationName(g->scan->indexRelation));
 	if (++g->nread > fps_escalation_threshold)
 	{
-		widen_to_prefix(f, info);
+		widen_to_prefix(f, info, prev);
 		return;
 	}
 	entry_hashes(&g->index, itup, g->scan->xs_itupdesc, hashes);
-	fps_read_predicate_key(info, fps_gap_key(&g->index, g->nprefix, hashes), true);
+	key = fps_gap_key(&g->index, g->nprefix, hashes);
+	if (fps_read_predicate_key(info, key, true) != key)
+	{
+		/* the pin budget is spent: the relation key was read instead */
+		g->active = false;
+		look_again(f, prev, NULL, false);
+		return;
+	}
+	if (prev == NULL || so->currPos.itemIndex == so->currPos.firstItem ||
+		leaf_page_changed(g->scan->indexRelation, so->currPos.currPage, so->currPos.lsn))
+		look_again(f, prev, itup, true);
 
 	/* where the walk at the end of the scan starts from */
 	size = IndexTupleSize(itup);
@@ -383,70 +532,44 @@ fps_gap_check_unseen(FpsIndexFetch *f, ItemPointer tid, Snapshot snapshot)
 }
 
 /*
- * The index is exhausted: walk on through the group from after the last
- * entry passed (from where the scan began, if none), up to the first
- * stable entry or the group's end.
+ * The index is exhausted: the rest of the range lies between the last
+ * entry passed (or where the scan began) and the first stable entry after
+ * it in the group, or the group's end.  Find that entry, read its gap key
+ * (or END), then look at the part before it again (look_again).
  */
 static void
 walk_to_group_end(FpsIndexFetch *f)
 {
 	FpsGapScan *g = &f->gap;
 	Relation	heap = f->heap.xs_base.rel;
-	Relation	index = g->scan->indexRelation;
 	FpsRelInfo *info = fps_relinfo(heap);
-	Snapshot	reader = scan_snapshot(f);
 	ScanKeyData keys[2 * INDEX_MAX_KEYS + 1];
 	ScanKeyData members[INDEX_MAX_KEYS];
-	int			nkeys = 0;
-	IndexScanDesc walk;
+	IndexTuple	prev = g->passed_any ? g->last : NULL;
+	IndexScanDesc walk = walk_group_from(f, prev, keys, members);
 	ItemPointer tid;
-	bool		stable = false;
+	IndexTuple	stop = NULL;
 
-	for (int k = 0; k < g->iss->iss_NumScanKeys; k++)
+	while ((tid = index_getnext_tid(walk, ForwardScanDirection)) != NULL)
 	{
-		ScanKey		sk = &g->iss->iss_ScanKeys[k];
-
-		if (sk->sk_flags & SK_SEARCHNOTNULL)
-			continue;
-		/* the group */
-		if (sk->sk_attno <= g->nprefix && sk->sk_strategy == BTEqualStrategyNumber)
-			keys[nkeys++] = *sk;
-		/* where the scan began */
-		else if (!g->passed_any && sk->sk_attno == g->nprefix + 1 &&
-				 (sk->sk_strategy == BTGreaterStrategyNumber ||
-				  sk->sk_strategy == BTGreaterEqualStrategyNumber))
-			keys[nkeys++] = *sk;
-	}
-	if (g->passed_any)
-	{
-		Datum		values[INDEX_MAX_KEYS];
-		int			ncols = g->index.nkeys - g->nprefix;
-
-		for (int i = 0; i < ncols; i++)
-		{
-			bool		isnull;
-
-			values[i] = index_getattr(g->last, g->nprefix + i + 1,
-									  g->scan->xs_itupdesc, &isnull);
-		}
-		keys_after(index, g->nprefix, ncols, values, &keys[nkeys++], members);
-	}
-
-	walk = walk_begin(index, reader, keys, nkeys);
-	while (!stable && (tid = index_getnext_tid(walk, ForwardScanDirection)) != NULL)
-	{
-		uint64		hashes[INDEX_MAX_KEYS];
 		bool		unseen;
 
-		entry_hashes(&g->index, walk->xs_itup, walk->xs_itupdesc, hashes);
-		fps_read_predicate_key(info, fps_gap_key(&g->index, g->nprefix, hashes), true);
-		stable = examine_entry(heap, tid, snapshot_now(), reader, &unseen);
-		if (unseen)
-			fps_abort(FPS_ABORT_PHANTOM, info->relid);
+		if (examine_entry(heap, tid, snapshot_now(), NULL, &unseen))
+		{
+			uint64		hashes[INDEX_MAX_KEYS];
+
+			entry_hashes(&g->index, walk->xs_itup, walk->xs_itupdesc, hashes);
+			fps_read_predicate_key(info, fps_gap_key(&g->index, g->nprefix, hashes), true);
+			stop = CopyIndexTuple(walk->xs_itup);
+			break;
+		}
 	}
 	index_endscan(walk);
-	if (!stable)
+	if (stop == NULL)
 		fps_read_predicate_key(info, fps_gap_end_key(&g->index, g->nprefix, g->group), true);
+	look_again(f, prev, stop, true);
+	if (stop != NULL)
+		pfree(stop);
 }
 
 /*
@@ -495,7 +618,11 @@ note_entry(Relation rel, FpsRelInfo *info, FpsPrefixIndex *pi, TupleTableSlot *s
 		Datum		value = slot_getattr(slot, pi->attnums[i], &isnull);
 
 		Assert(!isnull);
-		w->values[i] = datumCopy(value, att->attbyval, att->attlen);
+		/* the walk runs at PRE_COMMIT: TOAST of a rolled-back row may be gone */
+		if (att->attlen == -1)
+			w->values[i] = PointerGetDatum(PG_DETOAST_DATUM_COPY(value));
+		else
+			w->values[i] = datumCopy(value, att->attbyval, att->attlen);
 	}
 	gap_writes = lappend(gap_writes, w);
 	ngap_writes++;

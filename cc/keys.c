@@ -112,7 +112,9 @@ fill_prefix_indexes(Relation rel, FpsRelInfo *info)
 		pi->is_hash = indexrel->rd_rel->relam == HASH_AM_OID;
 		pi->is_unique = indexrel->rd_index->indisunique;
 		pi->nkeys = indexrel->rd_index->indnkeyatts;
-		pi->has_gaps = indexrel->rd_rel->relam == BTREE_AM_OID;
+		/* am/gap.c compares leaf-page LSNs: WAL-logged pages only */
+		pi->has_gaps = indexrel->rd_rel->relam == BTREE_AM_OID &&
+			indexrel->rd_rel->relpersistence == RELPERSISTENCE_PERMANENT;
 		eligible = (indexrel->rd_rel->relam == BTREE_AM_OID || pi->is_hash) &&
 			indexrel->rd_index->indisready &&
 			heap_attisnull(indexrel->rd_indextuple, Anum_pg_index_indexprs, NULL) &&
@@ -128,6 +130,9 @@ fill_prefix_indexes(Relation rel, FpsRelInfo *info)
 			/* a NULL has no place between two values that a scan can name */
 			if (pi->attnums[i] > 0 &&
 				!TupleDescAttr(RelationGetDescr(rel), pi->attnums[i] - 1)->attnotnull)
+				pi->has_gaps = false;
+			/* am/gap.c walks "after" an entry with >, the order of ASC columns */
+			if (indexrel->rd_indoption[i] & INDOPTION_DESC)
 				pi->has_gaps = false;
 
 			/* equality must be the default one, which the hash support agrees with */

@@ -1554,7 +1554,7 @@ def main():
                     help="predicate: rows per group the inserts/deletes aim at")
     ap.add_argument("--mix", default=None,
                     help="micro-op weights; list-append default %s (plain: a read or an append by "
-                         "--read-frac), predicate default grp=24,cti=20,ins=12,del=12,mov=6,rng=10,kgt=8,pt=8"
+                         "--read-frac), predicate default grp=20,cti=18,ins=12,del=12,mov=8,rng=8,kgt=6,pt=6,lim=10"
                          % LA_DEFAULT_MIX)
     ap.add_argument("--sp-frac", type=float, default=0.15,
                     help="predicate: share of predicate reads run inside a savepoint that is rolled "

@@ -114,8 +114,8 @@ NON_ANOMALY_CLASSES = lc.NON_ANOMALY_CLASSES
 RO_STMT_KINDS = ["grp", "rng", "all", "kgt", "cnt"]
 RO_DEFAULT_STMT_MIX = "grp=30,rng=15,all=15,kgt=15,cnt=25"
 
-OP_KINDS = ["grp", "cti", "ins", "del", "mov", "rng", "kgt", "pt"]
-DEFAULT_MIX = "grp=24,cti=20,ins=12,del=12,mov=6,rng=10,kgt=8,pt=8"
+OP_KINDS = ["grp", "cti", "ins", "del", "mov", "rng", "kgt", "pt", "lim"]
+DEFAULT_MIX = "grp=20,cti=18,ins=12,del=12,mov=8,rng=8,kgt=6,pt=6,lim=10"
 
 SCAN_MODES = {
     "index": "SET LOCAL enable_seqscan = off; SET LOCAL enable_bitmapscan = off",
@@ -149,6 +149,9 @@ weighted = lc.weighted
 #                              out) or None (only the total asked for)
 
 def matches(op, g, k):
+    if op[1] == "lim":      # op[5] is the largest k a LIMIT read covers, or None
+        return (op[2] <= g <= op[3] and (op[4] is None or k > op[4])
+                and (op[5] is None or k <= op[5]))
     return (op[2] <= g <= op[3] and (op[4] is None or k > op[4])
             and (op[5] is None or k == op[5]))
 
@@ -166,6 +169,8 @@ def op_writes(op):
 
 def fmt_pred(op):
     kind, glo, ghi, kmin, kexact = op[1:6]
+    if kind == "lim":
+        return "g=%d,k>%s,k<=%s" % (glo, kmin, kexact)
     if kexact is not None:
         return "g%d,k%d" % (glo, kexact)
     if glo == ghi:
@@ -183,7 +188,7 @@ def fmt_rows(op, maxn=12):
     rows = op[6]
     if rows is None:
         return "?"
-    if op[5] is not None:
+    if op[5] is not None and op[1] != "lim":
         return "present" if rows else "absent"
     one = op[2] == op[3]
     items = [str(k) if one else "%d:%d" % (g, k) for g, k in rows]
@@ -492,7 +497,15 @@ def client_main(cid, args, shared, deadline, t0):
                 in_sp = rng.random() < args.sp_frac
                 if in_sp:
                     cur.execute("SAVEPOINT pr_sp")
-                if kexact is not None:
+                if kind == "lim":
+                    # ORDER BY k LIMIT n under the equality prefix: the read
+                    # covers k <= the last row returned when it got n rows
+                    cur.execute("SELECT g, k FROM %s WHERE g = %%s AND k > %%s ORDER BY k LIMIT %%s"
+                                % tbl, (glo, kmin, kexact))
+                    got = cur.fetchall()
+                    op[5] = got[-1][1] if len(got) == kexact else None
+                    op[6] = sorted([g, k] for g, k in got)
+                elif kexact is not None:
                     cur.execute("SELECT g, k FROM %s WHERE g = %%s AND k = %%s" % tbl, (glo, kexact))
                 elif glo == ghi:
                     if kmin is None:
@@ -503,7 +516,8 @@ def client_main(cid, args, shared, deadline, t0):
                     cur.execute("SELECT g, k FROM %s WHERE k > %%s" % tbl, (kmin,))
                 else:
                     cur.execute("SELECT g, k FROM %s WHERE g BETWEEN %%s AND %%s" % tbl, (glo, ghi))
-                op[6] = sorted([g, k] for g, k in cur.fetchall())
+                if kind != "lim":
+                    op[6] = sorted([g, k] for g, k in cur.fetchall())
                 if in_sp:
                     cur.execute("ROLLBACK TO SAVEPOINT pr_sp")
                     cur.execute("RELEASE SAVEPOINT pr_sp")
@@ -603,6 +617,11 @@ def client_main(cid, args, shared, deadline, t0):
                         elif kind == "kgt":
                             read("kgt", 0, args.groups - 1,
                                  shared.k_high() - rng.randint(1, 6 * args.target))
+                        elif kind == "lim":
+                            kmin = shared.k_high() - rng.randint(1, 8 * args.target)
+                            if rng.random() < 0.3:
+                                kmin = -1
+                            read("lim", g, g, kmin, rng.randint(1, 3))
                         elif kind == "pt":
                             s = shared.recent_slot(rng)
                             if s is None or rng.random() < 0.1:
@@ -902,7 +921,11 @@ class Analysis(object):
                     ks = fin_by_g.get(g)
                     if not ks:
                         continue
-                    if op[5] is not None:
+                    if op[1] == "lim":
+                        lo = bisect.bisect_right(ks, op[4]) if op[4] is not None else 0
+                        hi = bisect.bisect_right(ks, op[5]) if op[5] is not None else len(ks)
+                        cand = ks[lo:hi]
+                    elif op[5] is not None:
                         cand = [op[5]] if (g, op[5]) in final else []
                     elif op[4] is not None:
                         cand = ks[bisect.bisect_right(ks, op[4]):]
