@@ -531,6 +531,29 @@ fps_gap_check_unseen(FpsIndexFetch *f, ItemPointer tid, Snapshot snapshot)
 		fps_abort(FPS_ABORT_PHANTOM, RelationGetRelid(f->heap.xs_base.rel));
 }
 
+/* Does entry e satisfy the scan's upper bounds (on column nprefix + 1)? */
+static bool
+within_upper_bounds(FpsGapScan *g, IndexTuple e, TupleDesc desc)
+{
+	for (int k = 0; k < g->iss->iss_NumScanKeys; k++)
+	{
+		ScanKey		sk = &g->iss->iss_ScanKeys[k];
+		bool		isnull;
+		Datum		value;
+
+		if (sk->sk_attno != g->nprefix + 1 || (sk->sk_flags & SK_SEARCHNOTNULL) ||
+			(sk->sk_strategy != BTLessStrategyNumber &&
+			 sk->sk_strategy != BTLessEqualStrategyNumber))
+			continue;
+		value = index_getattr(e, sk->sk_attno, desc, &isnull);
+		if (isnull ||
+			!DatumGetBool(FunctionCall2Coll(&sk->sk_func, sk->sk_collation, value,
+											sk->sk_argument)))
+			return false;
+	}
+	return true;
+}
+
 /*
  * The index is exhausted: the rest of the range lies between the last
  * entry passed (or where the scan began) and the first stable entry after
@@ -554,9 +577,16 @@ walk_to_group_end(FpsIndexFetch *f)
 	{
 		bool		unseen;
 
-		if (examine_entry(heap, tid, snapshot_now(), NULL, &unseen))
+		if (examine_entry(heap, tid, snapshot_now(), scan_snapshot(f), &unseen))
 		{
 			uint64		hashes[INDEX_MAX_KEYS];
+
+			/*
+			 * It may have come into the range after the scan read the
+			 * index: then the scan missed it (found by the checker).
+			 */
+			if (unseen && within_upper_bounds(g, walk->xs_itup, walk->xs_itupdesc))
+				fps_abort(FPS_ABORT_PHANTOM, info->relid);
 
 			entry_hashes(&g->index, walk->xs_itup, walk->xs_itupdesc, hashes);
 			fps_read_predicate_key(info, fps_gap_key(&g->index, g->nprefix, hashes), true);
