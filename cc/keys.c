@@ -167,9 +167,10 @@ fps_prefix_index(FpsRelInfo *info, Oid indexoid)
 	return NULL;
 }
 
-/* The phantom key of index's equality prefix of nprefix columns. */
-fps_u64
-fps_prefix_key(FpsPrefixIndex *index, int nprefix, const uint64 *hashes)
+/* A key of index: its prefix length and nhashes value hashes, under seed. */
+static fps_u64
+index_key(FpsPrefixIndex *index, int nprefix, const uint64 *hashes, int nhashes,
+		  fps_u64 seed)
 {
 	struct
 	{
@@ -182,10 +183,17 @@ fps_prefix_key(FpsPrefixIndex *index, int nprefix, const uint64 *hashes)
 	buf.dbid = MyDatabaseId;
 	buf.indexoid = index->indexoid;
 	buf.nprefix = nprefix;
-	memcpy(buf.hashes, hashes, sizeof(uint64) * nprefix);
+	memcpy(buf.hashes, hashes, sizeof(uint64) * nhashes);
 	return XXH3_64bits_withSeed(&buf,
-								offsetof(typeof(buf), hashes) + sizeof(uint64) * nprefix,
-								FPS_SEED_PREFIX_KEY);
+								offsetof(typeof(buf), hashes) + sizeof(uint64) * nhashes,
+								seed);
+}
+
+/* The phantom key of index's equality prefix of nprefix columns. */
+fps_u64
+fps_prefix_key(FpsPrefixIndex *index, int nprefix, const uint64 *hashes)
+{
+	return index_key(index, nprefix, hashes, nprefix, FPS_SEED_PREFIX_KEY);
 }
 
 /*
@@ -196,42 +204,14 @@ fps_prefix_key(FpsPrefixIndex *index, int nprefix, const uint64 *hashes)
 fps_u64
 fps_gap_key(FpsPrefixIndex *index, int nprefix, const uint64 *hashes)
 {
-	struct
-	{
-		Oid			dbid;
-		Oid			indexoid;
-		uint64		nprefix;
-		uint64		hashes[INDEX_MAX_KEYS];
-	}			buf;
-
-	buf.dbid = MyDatabaseId;
-	buf.indexoid = index->indexoid;
-	buf.nprefix = nprefix;
-	memcpy(buf.hashes, hashes, sizeof(uint64) * index->nkeys);
-	return XXH3_64bits_withSeed(&buf,
-								offsetof(typeof(buf), hashes) + sizeof(uint64) * index->nkeys,
-								FPS_SEED_GAP_KEY);
+	return index_key(index, nprefix, hashes, index->nkeys, FPS_SEED_GAP_KEY);
 }
 
 /* The gap after the last entry of an equality-prefix group (hashes[nprefix]). */
 fps_u64
 fps_gap_end_key(FpsPrefixIndex *index, int nprefix, const uint64 *hashes)
 {
-	struct
-	{
-		Oid			dbid;
-		Oid			indexoid;
-		uint64		nprefix;
-		uint64		hashes[INDEX_MAX_KEYS];
-	}			buf;
-
-	buf.dbid = MyDatabaseId;
-	buf.indexoid = index->indexoid;
-	buf.nprefix = nprefix;
-	memcpy(buf.hashes, hashes, sizeof(uint64) * nprefix);
-	return XXH3_64bits_withSeed(&buf,
-								offsetof(typeof(buf), hashes) + sizeof(uint64) * nprefix,
-								FPS_SEED_GAP_END_KEY);
+	return index_key(index, nprefix, hashes, nprefix, FPS_SEED_GAP_END_KEY);
 }
 
 /* Every gap of the index: read by each gap scan, written by bulk writers. */
