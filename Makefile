@@ -19,6 +19,7 @@ OBJS = \
 	relation_stats.o \
 	cc/commit_ts.o \
 	cc/keys.o \
+	cc/prepared.o \
 	cc/sto.o \
 	cc/tictoc.o \
 	cc/txn.o \

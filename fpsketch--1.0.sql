@@ -95,7 +95,12 @@ CREATE FUNCTION @extschema@.fpsketch_stats(
     OUT commit_ts_entries_hwm bigint,
     OUT commit_ts_drops bigint,
     OUT commit_ts_lost bigint,
-    OUT commit_ts_bytes bigint)
+    OUT commit_ts_bytes bigint,
+    OUT prepared_xacts bigint,
+    OUT prepared_keys bigint,
+    OUT prepares bigint,
+    OUT prepared_commits bigint,
+    OUT prepared_rollbacks bigint)
 RETURNS record
 AS 'MODULE_PATHNAME' LANGUAGE C STRICT VOLATILE;
 
@@ -122,6 +127,26 @@ AS 'MODULE_PATHNAME' LANGUAGE C STRICT VOLATILE;
 CREATE VIEW @extschema@.fpsketch_pool_pins AS
     SELECT * FROM @extschema@.fpsketch_pool_pins() ORDER BY pins DESC, roleid;
 GRANT SELECT ON @extschema@.fpsketch_pool_pins TO PUBLIC;
+
+-- What each prepared transaction holds of the FPSketch (its written keys,
+-- locked until COMMIT PREPARED or ROLLBACK PREPARED); pg_prepared_xacts has
+-- the rest.  A prepared transaction that only read fpsketch tables holds
+-- nothing.
+CREATE FUNCTION @extschema@.fpsketch_prepared_xacts(
+    OUT gid text,
+    OUT transaction xid,
+    OUT database name,
+    OUT commit_ts bigint,
+    OUT keys integer,
+    OUT locked_keys integer,
+    OUT recovered boolean,
+    OUT prepared timestamptz)
+RETURNS SETOF record
+AS 'MODULE_PATHNAME' LANGUAGE C STRICT VOLATILE;
+
+CREATE VIEW @extschema@.fpsketch_prepared_xacts AS
+    SELECT * FROM @extschema@.fpsketch_prepared_xacts() ORDER BY prepared, gid;
+GRANT SELECT ON @extschema@.fpsketch_prepared_xacts TO PUBLIC;
 
 -- Column groups: per-group row timestamps (see column_groups.c).  Written
 -- by fpsketch_set_column_group().  pg_dump dumps the rows (a configuration

@@ -22,6 +22,7 @@
 #include "catalog/index.h"
 #include "catalog/namespace.h"
 #include "catalog/pg_class.h"
+#include "commands/dbcommands.h"
 #include "commands/defrem.h"
 #include "executor/executor.h"
 #include "fmgr.h"
@@ -193,12 +194,14 @@ fps_shmem_request(void)
 															   sizeof(FpsSharedCounters)),
 													  row_lock_waits_size()),
 											 fps_commit_ts_shmem_size(fps_commit_ts_entries)),
-									add_size(add_size(fps_pool_shmem_size(),
-													  fps_relstats_shmem_size()),
-											 fps_learn_shmem_size())));
+									add_size(add_size(add_size(fps_pool_shmem_size(),
+															   fps_relstats_shmem_size()),
+													  fps_learn_shmem_size()),
+											 fps_prepared_shmem_size())));
 	RequestNamedLWLockTranche("fpsketch commit_ts",
 							  fps_commit_ts_lwlocks(fps_commit_ts_entries));
 	RequestNamedLWLockTranche("fpsketch pool", 1);
+	fps_prepared_shmem_request();
 	fps_relstats_shmem_request();
 }
 
@@ -247,6 +250,8 @@ fps_shmem_startup(void)
 	fps_pool_shmem_init(mem, found);
 	fps_relstats_shmem_init();
 	fps_learn_shmem_startup();
+	/* last: recovering prepared transactions locks keys, publishes commit_ts */
+	fps_prepared_shmem_init();
 	LWLockRelease(AddinShmemInitLock);
 }
 
@@ -523,6 +528,7 @@ fps_process_utility(PlannedStmt *pstmt, const char *queryString,
 {
 	Node	   *stmt = pstmt->utilityStmt;
 	bool		may_change_keys = false;
+	bool		finishes_prepared = false;
 
 	if (fps_sketch != NULL && IsA(stmt, AlterTableStmt))
 	{
@@ -540,6 +546,16 @@ fps_process_utility(PlannedStmt *pstmt, const char *queryString,
 	 * row layout and under a lock that keeps writers out; those reads are
 	 * covered by the floor raise instead (see fps_ddl_depth).
 	 */
+	if (fps_sketch != NULL && IsA(stmt, TransactionStmt))
+	{
+		TransactionStmt *tstmt = (TransactionStmt *) stmt;
+
+		/* PrepareTransaction() runs later, and keeps the gid to itself */
+		if (tstmt->kind == TRANS_STMT_PREPARE)
+			fps_prepared_remember_gid(tstmt->gid);
+		finishes_prepared = tstmt->kind == TRANS_STMT_COMMIT_PREPARED ||
+			tstmt->kind == TRANS_STMT_ROLLBACK_PREPARED;
+	}
 	if (may_change_keys)
 		fps_ddl_depth++;
 	fps_enter_utility_or_planner(true, true);
@@ -562,6 +578,14 @@ fps_process_utility(PlannedStmt *pstmt, const char *queryString,
 
 	if (may_change_keys && fps_sketch != NULL && IsTransactionState())
 		fps_txn_note_untracked_write();
+
+	/*
+	 * PostgreSQL has recorded the outcome and removed the transaction from
+	 * the proc array: install or release what it held, now rather than when
+	 * a waiter finds it ended.
+	 */
+	if (finishes_prepared)
+		fps_prepared_resolve_ended();
 	if (IsA(stmt, CreateExtensionStmt) &&
 		strcmp(((CreateExtensionStmt *) stmt)->extname, "fpsketch") == 0)
 		no_parallel_workers_if_am_created();
@@ -843,6 +867,7 @@ check_raw_settings(void)
 	check_raw_int("fpsketch.max_entries", 0, -1, 64 * 1024 * 1024);
 	check_raw_int("fpsketch.lock_wait_timeout", GUC_UNIT_MS, 1, INT_MAX);
 	check_raw_int("fpsketch.commit_ts_entries", 0, 1024, 64 * 1024 * 1024);
+	check_raw_int("fpsketch.max_prepared_keys", 0, 0, 16 * 1024 * 1024);
 	check_raw_int("fpsketch.max_tracked_relations", 0, 0, 1000000);
 }
 
@@ -945,6 +970,11 @@ _PG_init(void)
 							"Entries of the shared map from transaction to commit timestamp, which timestamp snapshots read.",
 							"An entry goes once no running reader's timestamp is below it; a reader that outlives what the map can keep at the current write rate gets 40001 (snapshot too old).",
 							&fps_commit_ts_entries, 131072, 1024, 64 * 1024 * 1024,
+							PGC_POSTMASTER, 0, NULL, NULL, NULL);
+	DefineCustomIntVariable("fpsketch.max_prepared_keys",
+							"Keys (rows and predicates written) that all prepared transactions together may hold.",
+							"A prepared transaction keeps its written keys locked in shared memory until COMMIT PREPARED or ROLLBACK PREPARED; PREPARE TRANSACTION fails if they do not fit.  Unused when max_prepared_transactions is 0.",
+							&fps_max_prepared_keys, 16384, 0, 16 * 1024 * 1024,
 							PGC_POSTMASTER, 0, NULL, NULL, NULL);
 	DefineCustomIntVariable("fpsketch.escalation_threshold",
 							"Rows of one relation a transaction reads with row keys before it reads the whole relation's key instead.",
@@ -1095,6 +1125,16 @@ fpsketch_stats(PG_FUNCTION_ARGS)
 		values[i++] = Int64GetDatum(cs.lost);
 		values[i++] = Int64GetDatum(cs.bytes);
 	}
+	{
+		FpsPreparedStats ps;
+
+		fps_prepared_stats(&ps);
+		values[i++] = Int64GetDatum(ps.xacts);
+		values[i++] = Int64GetDatum(ps.keys);
+		values[i++] = Int64GetDatum(ps.prepares);
+		values[i++] = Int64GetDatum(ps.commits);
+		values[i++] = Int64GetDatum(ps.rollbacks);
+	}
 	if (i != tupdesc->natts)
 		elog(ERROR, "fpsketch_stats() returns %d columns, its SQL definition %d: reinstall the extension",
 			 i, tupdesc->natts);
@@ -1111,6 +1151,7 @@ fpsketch_stats_reset(PG_FUNCTION_ARGS)
 
 	fps_require_shmem();
 	fps_reset_stats(fps_sketch);
+	fps_prepared_reset_stats();
 	fps_atomic_store(&fps_counters->commits, 0);
 	fps_atomic_store(&fps_counters->read_only_commits, 0);
 	for (r = 0; r < FPS_NUM_ABORT_REASONS; r++)
@@ -1146,6 +1187,50 @@ fpsketch_stats_reset(PG_FUNCTION_ARGS)
  * (fpsketch.max_pool_pins_per_role bounds each role).  Like pg_stat_activity's
  * usename, which everyone may read, it shows roles, not what they run.
  */
+/*
+ * fpsketch_prepared_xacts(): what each prepared transaction holds of the
+ * FPSketch until COMMIT PREPARED or ROLLBACK PREPARED; pg_prepared_xacts
+ * shows the rest of it.
+ */
+PG_FUNCTION_INFO_V1(fpsketch_prepared_xacts);
+
+Datum
+fpsketch_prepared_xacts(PG_FUNCTION_ARGS)
+{
+	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+	FpsPreparedInfo *xacts;
+	int			n;
+
+	fps_require_shmem();
+	InitMaterializedSRF(fcinfo, 0);
+	n = fps_prepared_list(&xacts);
+	for (int x = 0; x < n; x++)
+	{
+		Datum		values[8];
+		bool		nulls[8] = {false, false, false, false, false, false, false, false};
+		char	   *dbname = get_database_name(xacts[x].dbid);
+
+		values[0] = CStringGetTextDatum(xacts[x].gid);
+		values[1] = TransactionIdGetDatum(xacts[x].xid);
+		if (dbname != NULL)
+		{
+			NameData   *name = palloc0(sizeof(NameData));
+
+			namestrcpy(name, dbname);
+			values[2] = NameGetDatum(name);
+		}
+		else
+			nulls[2] = true;
+		values[3] = Int64GetDatum(xacts[x].commit_ts);
+		values[4] = Int32GetDatum(xacts[x].keys);
+		values[5] = Int32GetDatum(xacts[x].locked_keys);
+		values[6] = BoolGetDatum(xacts[x].recovered);
+		values[7] = TimestampTzGetDatum(xacts[x].prepared_at);
+		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
+	}
+	return (Datum) 0;
+}
+
 PG_FUNCTION_INFO_V1(fpsketch_pool_pins);
 
 Datum

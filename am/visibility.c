@@ -219,6 +219,8 @@ wait_for_committer(TransactionId top, Oid relid)
 	FpsBackoff	backoff;
 
 	fps_atomic_add(&fps_counters->ts_waits, 1);
+	if (fps_prepared_wait(top, relid, -1))
+		return;
 	fps_backoff_init(&backoff);
 	while (TransactionIdIsInProgress(top))
 	{
@@ -463,7 +465,8 @@ raise_row_keys(Relation rel, FpsRelInfo *info, TupleTableSlot *slot,
 			if (TransactionIdIsValid(waitfor))
 			{
 				fps_atomic_add(&fps_counters->ts_waits, 1);
-				if (!fps_wait_for_transaction(waitfor))
+				if (!fps_prepared_wait(waitfor, info->relid, -1) &&
+					!fps_wait_for_transaction(waitfor))
 					fps_abort(FPS_ABORT_WAIT_CYCLE, info->relid);
 			}
 			else

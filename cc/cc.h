@@ -23,6 +23,7 @@
 #define FPS_CC_H
 
 #include "access/tableam.h"
+#include "access/xact.h"
 #include "storage/lockdefs.h"
 #include "executor/tuptable.h"
 #include "port/atomics.h"
@@ -395,6 +396,7 @@ extern Size fps_commit_ts_shmem_size(int entries);
 extern int	fps_commit_ts_lwlocks(int entries);
 extern void fps_commit_ts_shmem_init(void *mem, bool found, int entries);
 extern void fps_commit_ts_publish(TransactionId xid, fps_u64 commit_ts);
+extern void fps_commit_ts_publish_for(TransactionId xid, fps_u64 commit_ts, Oid dbid);
 extern void fps_commit_ts_finish(TransactionId xid, bool committed);
 extern FpsCtsState fps_commit_ts_lookup(TransactionId xid, fps_u64 *commit_ts, Oid *dbid);
 extern bool fps_commit_ts_miss_is_before(fps_u64 ts);
@@ -417,6 +419,59 @@ extern void fps_relstats_shmem_init(void);
 extern void fps_relstats_abort(FpsAbortReason reason, Oid relid, int group);
 extern void fps_relstats_flush(FpsTxn *txn, bool committed);
 extern void fps_relstats_reset(void);
+
+/* ---- prepared transactions (cc/prepared.c) ---- */
+
+/*
+ * Lock owners (FpsEntry.lock_owner) at and above this name a prepared
+ * transaction's slot; below it, a PGPROC (FPS_MY_LOCK_OWNER).
+ */
+#define FPS_PREPARED_OWNER_BASE		((fps_u32) 0x40000000)
+#define FPS_PREPARED_OWNER(slot)	(FPS_PREPARED_OWNER_BASE + (fps_u32) (slot))
+
+typedef struct FpsPreparedStats
+{
+	uint64		xacts;			/* holding keys now */
+	uint64		keys;
+	uint64		prepares;		/* since reset */
+	uint64		commits;
+	uint64		rollbacks;
+} FpsPreparedStats;
+
+typedef struct FpsPreparedInfo
+{
+	char		gid[GIDSIZE];
+	TransactionId xid;
+	Oid			dbid;
+	fps_u64		commit_ts;
+	int			keys;
+	int			locked_keys;
+	bool		recovered;
+	TimestampTz prepared_at;
+} FpsPreparedInfo;
+
+extern int	fps_max_prepared_keys;
+extern Size fps_prepared_shmem_size(void);
+extern void fps_prepared_shmem_request(void);
+extern void fps_prepared_shmem_init(void);
+extern void fps_prepared_remember_gid(const char *gid);
+extern void fps_prepared_reserve(FpsTxn *txn);
+extern void fps_prepared_hand_over(FpsTxn *txn);
+extern void fps_prepared_abort(void);
+extern void fps_prepared_resolve_ended(void);
+extern void fps_prepared_check_recovered(void);
+extern bool fps_prepared_any(void);
+extern TransactionId fps_prepared_owner_xid(fps_u32 owner);
+extern fps_u64 fps_prepared_lock_commit_ts(FpsEntry *entry, fps_u64 word);
+extern bool fps_prepared_lock_gid(FpsEntry *entry, char *gid);
+extern int	fps_prepared_committers_after(FpsEntry *entry, fps_u64 ts);
+extern bool fps_prepared_xid_gid(TransactionId xid, char *gid);
+extern bool fps_prepared_wait(TransactionId xid, Oid relid, int group);
+extern void fps_prepared_stats(FpsPreparedStats *stats);
+extern void fps_prepared_reset_stats(void);
+extern int	fps_prepared_list(FpsPreparedInfo **out);
+extern pg_attribute_noreturn() void fps_abort_prepared(Oid relid, int group, const char *gid);
+extern pg_attribute_noreturn() void fps_abort_entry(FpsAbortReason reason, Oid relid, FpsEntry *entry);
 
 /* ---- the protocol in force (cc/txn.c dispatches) ---- */
 

@@ -337,6 +337,13 @@ make_room(FpsCtsPartition *part)
 void
 fps_commit_ts_publish(TransactionId xid, fps_u64 commit_ts)
 {
+	fps_commit_ts_publish_for(xid, commit_ts, MyDatabaseId);
+}
+
+/* The same for a transaction of database dbid (a recovered prepared one). */
+void
+fps_commit_ts_publish_for(TransactionId xid, fps_u64 commit_ts, Oid dbid)
+{
 	FpsCtsPartition *part = partition_of(xid);
 	uint32		i;
 	int			found;
@@ -376,7 +383,7 @@ fps_commit_ts_publish(TransactionId xid, fps_u64 commit_ts)
 			;
 		part->slots[i].xid = xid;
 		part->slots[i].state = FPS_CTS_PENDING;
-		part->slots[i].dbid = MyDatabaseId;
+		part->slots[i].dbid = dbid;
 		part->slots[i].commit_ts = commit_ts;
 		part->nused++;
 		part->since_sweep++;

@@ -102,7 +102,9 @@ sto_read(FpsAccess *access, FpsVersion *version)
 			if (TransactionIdIsValid(writer))
 			{
 				fps_atomic_add(&fps_counters->sto_writer_waits, 1);
-				if (!version->wait_for(writer))
+				/* a prepared writer: bounded, it ends only when told to */
+				if (!fps_prepared_wait(writer, access->relid, -1) &&
+					!version->wait_for(writer))
 					fps_abort_key(FPS_ABORT_WAIT_CYCLE, access);
 			}
 			else if (!fps_backoff_wait(&backoff))
@@ -156,7 +158,10 @@ sto_write(FpsAccess *access)
 
 			/* the holder recorded itself: wait where a deadlock is found */
 			if (TransactionIdIsValid(holder))
-				XactLockTableWait(holder, NULL, NULL, XLTW_None);
+			{
+				if (!fps_prepared_wait(holder, access->relid, -1))
+					XactLockTableWait(holder, NULL, NULL, XLTW_None);
+			}
 			else if (!fps_backoff_wait(&backoff))
 				fps_abort_key(FPS_ABORT_LOCK_TIMEOUT, access);
 			word = fps_entry_load(access->entry);

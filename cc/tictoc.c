@@ -183,7 +183,7 @@ tictoc_phantom_follow(FpsAccess *access)
 			continue;
 		}
 		if (!fps_backoff_wait(&backoff))
-			fps_abort(FPS_ABORT_LOCK_TIMEOUT, access->relid);
+			fps_abort_entry(FPS_ABORT_LOCK_TIMEOUT, access->relid, access->entry);
 	}
 }
 
@@ -510,6 +510,14 @@ tictoc_ts_read(FpsEntry *entry, fps_u64 ts)
 	{
 		if (fps_word_locked(word))
 		{
+			/*
+			 * A prepared transaction's lock, which commits after ts: the
+			 * version before it is the one at ts, with no wait.  Should it
+			 * roll back instead, its release raises rts to just below its
+			 * commit_ts, above ts (cc/prepared.c).
+			 */
+			if (fps_prepared_any() && fps_prepared_lock_commit_ts(entry, word) > ts)
+				return true;
 			if (!fps_backoff_wait(&backoff))
 				return false;
 			word = fps_entry_load(entry);

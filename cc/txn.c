@@ -14,8 +14,10 @@
  *							visible, must not ERROR or palloc (it would PANIC)
  *	XACT_EVENT_ABORT		release every lock bit and pin; idempotent, also
  *							after a successful PRE_COMMIT
- *	XACT_EVENT_PRE_PREPARE	refused: a prepared transaction would hold pins
- *							and lock bits across sessions and restarts
+ *	XACT_EVENT_PRE_PREPARE	validate as PRE_COMMIT, then reserve what the
+ *							prepared transaction keeps (cc/prepared.c)
+ *	XACT_EVENT_PREPARE		hand it over to the prepared transaction; no
+ *							ERROR from here on
  *
  * Subtransactions: the reads of an aborted subtransaction stay in the read
  * set (what a PL/pgSQL EXCEPTION block read may have influenced what the
@@ -86,9 +88,16 @@ static const char *const abort_detail[FPS_NUM_ABORT_REASONS] = {
  * XACT_EVENT_ABORT callback that follows.
  */
 static pg_attribute_noreturn() void
-raise_abort(FpsAbortReason reason, Oid relid, int group)
+raise_abort(FpsAbortReason reason, Oid relid, int group, FpsEntry *entry)
 {
-	char	   *relname = OidIsValid(relid) ? get_rel_name(relid) : NULL;
+	char	   *relname;
+	char		gid[GIDSIZE];
+
+	/* a lock a prepared transaction holds: name it, it waits for its gid */
+	if (reason == FPS_ABORT_LOCK_TIMEOUT && entry != NULL &&
+		fps_prepared_lock_gid(entry, gid))
+		fps_abort_prepared(relid, group, gid);
+	relname = OidIsValid(relid) ? get_rel_name(relid) : NULL;
 
 	fps_atomic_add(&fps_counters->aborts[reason], 1);
 	/* now, not at the transaction's end: a savepoint may catch the ERROR */
@@ -109,7 +118,34 @@ raise_abort(FpsAbortReason reason, Oid relid, int group)
 void
 fps_abort(FpsAbortReason reason, Oid relid)
 {
-	raise_abort(reason, relid, -1);
+	raise_abort(reason, relid, -1, NULL);
+}
+
+/* The same for a reason found on a key's entry the caller has pinned. */
+void
+fps_abort_entry(FpsAbortReason reason, Oid relid, FpsEntry *entry)
+{
+	raise_abort(reason, relid, -1, entry);
+}
+
+/*
+ * A wait for a key or row that a prepared transaction holds timed out.
+ * Only COMMIT PREPARED or ROLLBACK PREPARED ends that transaction, which a
+ * retry may find done: a 40001 that names it.
+ */
+void
+fps_abort_prepared(Oid relid, int group, const char *gid)
+{
+	char	   *relname = OidIsValid(relid) ? get_rel_name(relid) : NULL;
+
+	fps_atomic_add(&fps_counters->aborts[FPS_ABORT_LOCK_TIMEOUT], 1);
+	fps_relstats_abort(FPS_ABORT_LOCK_TIMEOUT, relid, group);
+	ereport(ERROR,
+			(errcode(ERRCODE_T_R_SERIALIZATION_FAILURE),
+			 errmsg("could not serialize access due to concurrent update"),
+			 errdetail("A row of relation \"%s\" is locked by prepared transaction \"%s\", which was not committed or rolled back within fpsketch.lock_wait_timeout.",
+					   relname ? relname : "?", gid),
+			 errhint("COMMIT PREPARED or ROLLBACK PREPARED ends it; the transaction might succeed if retried after that.")));
 }
 
 /*
@@ -121,7 +157,8 @@ void
 fps_abort_key(FpsAbortReason reason, FpsAccess *access)
 {
 	raise_abort(reason, access->relid,
-				access->row_group == FPS_NO_ROW_GROUP ? -1 : access->row_group);
+				access->row_group == FPS_NO_ROW_GROUP ? -1 : access->row_group,
+				access->entry);
 }
 
 /*
@@ -146,6 +183,8 @@ fps_tracking_active(Relation rel, FpsRelInfo **info)
 				 errdetail("fpsketch records what a transaction reads in the backend that runs it; a parallel worker's reads would escape that record.  Plans that scan fpsketch tables are kept serial, but a function called in a parallel plan runs in the workers."),
 				 errhint("Declare functions that read fpsketch tables PARALLEL RESTRICTED (they then run in the leader only), or set max_parallel_workers_per_gather to 0.")));
 	fps_require_shmem();
+	if (unlikely(!fps_txn.active))
+		fps_prepared_check_recovered();
 	return true;
 }
 
@@ -468,6 +507,8 @@ fps_lock_holder_xid(const FpsEntry *entry)
 	fps_u32		owner = fps_entry_lock_owner(entry);
 	PGPROC	   *proc;
 
+	if (owner >= FPS_PREPARED_OWNER_BASE)
+		return fps_prepared_owner_xid(owner);
 	if (owner == 0 || owner - 1 >= ProcGlobal->allProcCount ||
 		owner == FPS_MY_LOCK_OWNER)
 		return InvalidTransactionId;
@@ -919,6 +960,14 @@ fps_backoff_wait(FpsBackoff *backoff)
 	{
 		pg_usleep(backoff->sleep_us);
 		backoff->sleep_us = Min(backoff->sleep_us * 2, 1000);
+
+		/*
+		 * What we wait for may be a prepared transaction that ended without
+		 * anyone resolving it yet (COMMIT PREPARED by a path that does not
+		 * reach our utility hook): about every 50 ms, resolve those.
+		 */
+		if (backoff->spins % 50 == 0 && fps_prepared_any())
+			fps_prepared_resolve_ended();
 		if (TimestampDifferenceExceeds(backoff->start, GetCurrentTimestamp(),
 									   backoff->timeout_ms))
 			return false;
@@ -1164,7 +1213,12 @@ cc_ts_read_key(fps_u64 key, Oid relid, TransactionId *holder)
 	}
 	else if (!(done = tictoc_ts_read(entry, fps_txn.ts)))
 	{
+		char		gid[GIDSIZE];
+		bool		prepared_holder = fps_prepared_lock_gid(entry, gid);
+
 		ts_read_unpin();
+		if (prepared_holder)
+			fps_abort_prepared(relid, -1, gid);
 		fps_abort(FPS_ABORT_LOCK_TIMEOUT, relid);
 	}
 	ts_read_unpin();
@@ -1209,11 +1263,25 @@ cc_ts_read_predicate(fps_u64 key, Oid relid)
 	fps_backoff_init(&backoff);
 	if (fps_entry_readers_rts_load(entry) < fps_txn.ts)
 		fps_atomic_max(&entry->readers_rts, fps_txn.ts);
-	while (fps_committers(fps_entry_committers_load(entry)) != 0)
+	for (;;)
 	{
+		fps_u64		committers = fps_committers(fps_entry_committers_load(entry));
+
+		if (committers == 0)
+			break;
+		/* prepared inserters that commit after ts: no wait (cc/prepared.c) */
+		if (fps_prepared_any() &&
+			committers == fps_prepared_committers_after(entry, fps_txn.ts) &&
+			committers == fps_committers(fps_entry_committers_load(entry)))
+			break;
 		if (!fps_backoff_wait(&backoff))
 		{
+			char		gid[GIDSIZE];
+			bool		prepared_holder = fps_prepared_lock_gid(entry, gid);
+
 			ts_read_unpin();
+			if (prepared_holder)
+				fps_abort_prepared(relid, -1, gid);
 			fps_abort(FPS_ABORT_LOCK_TIMEOUT, relid);
 		}
 	}
@@ -1277,6 +1345,32 @@ finish_commit_ts(bool committed)
 	fps_txn.published_xid = InvalidTransactionId;
 }
 
+/*
+ * PRE_COMMIT and PRE_PREPARE: the last read is done (deferred triggers ran
+ * before); validate and publish the commit timestamp.
+ */
+static void
+validate(void)
+{
+	if (fps_txn.held_snapshot != NULL)
+	{
+		UnregisterSnapshotFromOwner(fps_txn.held_snapshot,
+									TopTransactionResourceOwner);
+		fps_txn.held_snapshot = NULL;
+	}
+	if (fps_txn.ts_snapshot != NULL)
+	{
+		UnregisterSnapshotFromOwner(fps_txn.ts_snapshot,
+									TopTransactionResourceOwner);
+		fps_txn.ts_snapshot = NULL;
+	}
+	if (fps_protocol == FPS_PROTOCOL_TICTOC)
+		tictoc_validate(&fps_txn);
+	else
+		sto_pre_commit(&fps_txn);
+	publish_commit_ts();
+}
+
 static void
 fps_xact_callback(XactEvent event, void *arg)
 {
@@ -1286,24 +1380,25 @@ fps_xact_callback(XactEvent event, void *arg)
 	switch (event)
 	{
 		case XACT_EVENT_PRE_COMMIT:
-			/* the last read is done (deferred triggers ran before) */
-			if (fps_txn.held_snapshot != NULL)
-			{
-				UnregisterSnapshotFromOwner(fps_txn.held_snapshot,
-											TopTransactionResourceOwner);
-				fps_txn.held_snapshot = NULL;
-			}
-			if (fps_txn.ts_snapshot != NULL)
-			{
-				UnregisterSnapshotFromOwner(fps_txn.ts_snapshot,
-											TopTransactionResourceOwner);
-				fps_txn.ts_snapshot = NULL;
-			}
-			if (fps_protocol == FPS_PROTOCOL_TICTOC)
-				tictoc_validate(&fps_txn);
-			else
-				sto_pre_commit(&fps_txn);
-			publish_commit_ts();
+			validate();
+			break;
+
+		case XACT_EVENT_PRE_PREPARE:
+			/* PrepareTransaction assigns an xid anyway: the map needs it now */
+			if (fps_txn.wrote)
+				(void) GetTopTransactionId();
+			validate();
+			fps_prepared_reserve(&fps_txn);
+			break;
+
+		case XACT_EVENT_PREPARE:
+			/* no ERROR, no palloc from here on: the transaction is prepared */
+			ts_read_unpin();
+			fps_prepared_hand_over(&fps_txn);
+			/* the prepared transaction's slot finishes its map entry */
+			fps_txn.published_xid = InvalidTransactionId;
+			fps_relstats_flush(&fps_txn, true);
+			txn_reset();
 			break;
 
 		case XACT_EVENT_COMMIT:
@@ -1320,6 +1415,7 @@ fps_xact_callback(XactEvent event, void *arg)
 
 		case XACT_EVENT_ABORT:
 			ts_read_unpin();
+			fps_prepared_abort();
 			finish_commit_ts(false);
 			if (fps_protocol == FPS_PROTOCOL_TICTOC)
 				tictoc_abort(&fps_txn);
@@ -1327,14 +1423,6 @@ fps_xact_callback(XactEvent event, void *arg)
 				sto_finish(&fps_txn, false);
 			fps_relstats_flush(&fps_txn, false);
 			txn_reset();
-			break;
-
-		case XACT_EVENT_PRE_PREPARE:
-			ereport(ERROR,
-					(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-					 errmsg("cannot PREPARE a transaction that has accessed fpsketch tables"),
-					 errdetail("fpsketch keeps per-row timestamps pinned in shared memory only until the transaction ends."),
-					 errhint("Commit or roll back the transaction instead.")));
 			break;
 
 		default:
@@ -1357,6 +1445,7 @@ fps_before_shmem_exit(int code, Datum arg)
 	if (fps_txn.active && fps_sketch != NULL)
 	{
 		ts_read_unpin();
+		fps_prepared_abort();
 		if (TransactionIdIsValid(fps_txn.published_xid))
 			finish_commit_ts(TransactionIdDidCommit(fps_txn.published_xid));
 		if (fps_protocol == FPS_PROTOCOL_TICTOC)

@@ -52,38 +52,49 @@ SET fpsketch.nonexistent = 1;
 SET fpsketch.lock_wait_timout = '1s';
 SHOW fpsketch.nonexistent;
 
--- PREPARE TRANSACTION is refused once a transaction touched fpsketch tables
+-- PREPARE TRANSACTION (sql/13_prepared.sql has more): a transaction that
+-- only read fpsketch tables holds nothing once prepared
 CREATE TABLE err_t (id int PRIMARY KEY, v int) USING fpsketch;
 INSERT INTO err_t VALUES (1, 1), (2, 2);
 BEGIN;
 SELECT v FROM err_t WHERE id = 1;
 PREPARE TRANSACTION 'fps_read';
-SELECT count(*) FROM pg_prepared_xacts;
-SELECT pinned FROM fpsketch_stats;
--- the transaction was rolled back: no transaction block is open any more
-COMMIT;
--- the same for a transaction that only wrote
+SELECT gid FROM pg_prepared_xacts;
+SELECT count(*) FROM fpsketch_prepared_xacts;
+SELECT pinned, prepared_xacts FROM fpsketch_stats;
+COMMIT PREPARED 'fps_read';
+-- one that wrote keeps its written keys locked, and nothing else pinned
 BEGIN;
 UPDATE err_t SET v = 20 WHERE id = 2;
 INSERT INTO err_t VALUES (3, 3);
 PREPARE TRANSACTION 'fps_write';
-SELECT count(*) FROM pg_prepared_xacts;
-SELECT pinned FROM fpsketch_stats;
+SELECT gid, locked_keys, keys >= locked_keys AS with_predicates, recovered
+  FROM fpsketch_prepared_xacts;
+SELECT pinned <= prepared_keys AS only_prepared_pins, prepared_xacts FROM fpsketch_stats;
+-- a reader waits for it, then gives up naming it
+SET fpsketch.lock_wait_timeout = 100;
 SELECT * FROM err_t ORDER BY id;
--- ... and for one that only rewrote storage (no per-row pins at all)
+RESET fpsketch.lock_wait_timeout;
+COMMIT PREPARED 'fps_write';
+SELECT * FROM err_t ORDER BY id;
+SELECT pinned, prepared_xacts, lock_leaks FROM fpsketch_stats;
+-- one that only rewrote storage (no per-row keys): its commit timestamp
+-- still orders it
 BEGIN;
 TRUNCATE err_t;
 PREPARE TRANSACTION 'fps_truncate';
-SELECT count(*) FROM pg_prepared_xacts;
+SELECT gid, keys FROM fpsketch_prepared_xacts;
+ROLLBACK PREPARED 'fps_truncate';
 SELECT count(*) FROM err_t;
--- touching fpsketch in a subtransaction that was rolled back counts too
+-- a subtransaction's reads are kept, rolled back or not
 BEGIN;
 SAVEPOINT s;
 SELECT v FROM err_t WHERE id = 1;
 ROLLBACK TO SAVEPOINT s;
 PREPARE TRANSACTION 'fps_subxact';
+COMMIT PREPARED 'fps_subxact';
 SELECT count(*) FROM pg_prepared_xacts;
-SELECT pinned FROM fpsketch_stats;
+SELECT pinned, prepared_xacts FROM fpsketch_stats;
 
 -- SERIALIZABLE sessions may use fpsketch tables too
 BEGIN ISOLATION LEVEL SERIALIZABLE;
