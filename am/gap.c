@@ -820,6 +820,7 @@ fps_gap_xact_callback(XactEvent event, void *arg)
 	switch (event)
 	{
 		case XACT_EVENT_PRE_COMMIT:
+		case XACT_EVENT_PRE_PREPARE:
 			foreach(lc, gap_writes)
 				walk_after_write((GapWrite *) lfirst(lc));
 			break;

@@ -3,7 +3,8 @@
 # missing preload at CREATE EXTENSION, a too small exact table, bad
 # variant / sketch_size / max_entries at startup, SET of postmaster
 # parameters, lock_wait_timeout ranges, misspelled fpsketch.* names and
-# PREPARE TRANSACTION; sql/07_planner.sql covers parallel query).
+# PREPARE TRANSACTION (now supported: sql/13_prepared.sql); sql/07_planner.sql
+# covers parallel query).
 #
 #  (a) more malformed and out-of-range settings in postgresql.conf (bad
 #      protocol, sketch_rows 0 and 17, sketch_size too large / negative /
