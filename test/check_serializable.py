@@ -65,6 +65,18 @@ def isolationtester_path():
 
 # ---- spec -----------------------------------------------------------------
 
+SERIAL_COMMIT = "__serial_commit"
+SERIAL_NOOP = "__serial_noop"
+SERIAL_NOOP_SQL = "DO $$BEGIN END$$;"
+
+
+def unserial_name(step):
+    for suffix in (SERIAL_COMMIT, SERIAL_NOOP):
+        if step.endswith(suffix):
+            return step[:-len(suffix)]
+    return step
+
+
 class Spec:
     def __init__(self, path):
         self.path = path
@@ -83,6 +95,30 @@ class Spec:
         for sess, sql in self.session_begin.items():
             self.step_session[self.begin_step(sess)] = sess
             self.step_sql[self.begin_step(sess)] = sql
+        # two-phase commit: PREPARE TRANSACTION 'g' steps, and the COMMIT or
+        # ROLLBACK PREPARED 'g' steps (of any session) that end them
+        self.prepare_gid = {}       # step -> gid
+        self.finish = {}            # step -> ("COMMIT" | "ROLLBACK", gid)
+        for name, sql in list(self.step_sql.items()):
+            m = re.match(r"(?is)^\s*PREPARE\s+TRANSACTION\s+'([^']*)'\s*;?\s*$", sql)
+            if m:
+                self.prepare_gid[name] = m.group(1)
+                self.step_session[name + SERIAL_COMMIT] = self.step_session[name]
+                self.step_sql[name + SERIAL_COMMIT] = "COMMIT;"
+            m = re.match(r"(?is)^\s*(COMMIT|ROLLBACK)\s+PREPARED\s+'([^']*)'\s*;?\s*$", sql)
+            if m:
+                self.finish[name] = (m.group(1).upper(), m.group(2))
+                self.step_session[name + SERIAL_NOOP] = self.step_session[name]
+                self.step_sql[name + SERIAL_NOOP] = SERIAL_NOOP_SQL
+
+    def serial_name(self, step):
+        """A prepared session's serial run commits where it prepared; the
+        COMMIT or ROLLBACK PREPARED step that ended it then does nothing."""
+        if step in self.prepare_gid:
+            return step + SERIAL_COMMIT
+        if step in self.finish:
+            return step + SERIAL_NOOP
+        return step
 
     def _parse(self):
         # strip comments (a '#' outside braces starts one)
@@ -161,13 +197,18 @@ class Spec:
             if m and session in self.session_begin:
                 l = "step %s { %s }" % (self.begin_step(session), m.group(1))
             out.append(l)
+            m = re.match(r"\s*step\s+(\S+)\s*\{.*\}\s*$", l)
+            if m and m.group(1) in self.prepare_gid:
+                out.append("step %s { COMMIT; }" % (m.group(1) + SERIAL_COMMIT))
+            elif m and m.group(1) in self.finish:
+                out.append("step %s { %s }" % (m.group(1) + SERIAL_NOOP, SERIAL_NOOP_SQL))
         for p in permutations:
             steps = []
             for s in p:
                 sess = self.step_session[s]
                 if sess in self.session_begin and self.begin_step(sess) not in steps:
                     steps.append(self.begin_step(sess))
-                steps.append(s)
+                steps.append(self.serial_name(s))
             out.append("permutation " + " ".join(steps))
         return "\n".join(out) + "\n"
 
@@ -228,6 +269,12 @@ def committed_sessions(perm, spec):
         if sess not in sessions:
             sessions.append(sess)
     aborted = {spec.step_session[s] for s in perm.steps if perm.errored(s)}
+    # a prepared transaction counts as committed once COMMIT PREPARED ran
+    ended = {spec.finish[s][1]: spec.finish[s][0] for s in perm.steps
+             if s in spec.finish and not perm.errored(s)}
+    for s in perm.steps:
+        if s in spec.prepare_gid and ended.get(spec.prepare_gid[s]) != "COMMIT":
+            aborted.add(spec.step_session[s])
     return [s for s in sessions if s not in aborted], sorted(aborted)
 
 
@@ -302,7 +349,8 @@ def check(spec_path, out_path, conn, engine, ignore, verbose):
             sys.stderr.write(res.stdout[-2000:] + res.stderr)
             raise RuntimeError("isolationtester failed on the serial runs of %s" % spec_path)
         for p in parse_output(res.stdout, spec, is_text=True):
-            p.steps = [x for x in p.steps if not x.startswith("serial_begin_")]
+            p.steps = [unserial_name(x) for x in p.steps if not x.startswith("serial_begin_")]
+            p.output = {unserial_name(x): o for x, o in p.output.items()}
             serial[tuple(p.steps)] = p
 
     bad = 0
