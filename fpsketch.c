@@ -1203,6 +1203,8 @@ fpsketch_prepared_xacts(PG_FUNCTION_ARGS)
 
 	fps_require_shmem();
 	InitMaterializedSRF(fcinfo, 0);
+	/* not those PostgreSQL has finished with (see cc/prepared.c) */
+	fps_prepared_resolve_ended();
 	n = fps_prepared_list(&xacts);
 	for (int x = 0; x < n; x++)
 	{
