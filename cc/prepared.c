@@ -513,6 +513,8 @@ finish(FpsPreparedXact *x, bool committed)
 	txn.accesses = &prepared_keys[x->first];
 	txn.naccesses = x->nkeys;
 	txn.commit_ts = x->commit_ts;
+	/* a slot is a writer's (it wrote keys or published a commit_ts): count it so */
+	txn.raise_floor = true;
 	for (i = 0; i < x->nkeys; i++)
 	{
 		FpsAccess  *a = &txn.accesses[i];
