@@ -215,6 +215,42 @@ find_key_range(int nkeys)
 	return prepared->capacity - start >= nkeys ? start : -1;
 }
 
+/*
+ * Slide the held slots' keys down over the holes that ended transactions
+ * left, so that the free keys form one range at the end: a PREPARE then
+ * fails only when the keys it needs are not free at all, as the error
+ * says (and as after a restart, which loads the files packed).  A slot
+ * being reserved stays where it is: its backend copies its keys and
+ * writes its file from them without the lock.  Everyone else reads a
+ * slot's keys under the lock, which the caller holds exclusively.
+ */
+static void
+compact_key_area(void)
+{
+	FpsPreparedXact **used = palloc(sizeof(FpsPreparedXact *) * (prepared->nslots + 1));
+	int			nused = 0;
+	int			start = 0;
+	int			i;
+
+	for (i = 0; i < prepared->nslots; i++)
+		if (prepared->xacts[i].state != PREPARED_FREE && prepared->xacts[i].nkeys > 0)
+			used[nused++] = &prepared->xacts[i];
+	qsort(used, nused, sizeof(FpsPreparedXact *), compare_ranges);
+	for (i = 0; i < nused; i++)
+	{
+		FpsPreparedXact *x = used[i];
+
+		if (x->state == PREPARED_HELD && x->first > start)
+		{
+			memmove(&prepared_keys[start], &prepared_keys[x->first],
+					sizeof(FpsAccess) * x->nkeys);
+			x->first = start;
+		}
+		start = x->first + x->nkeys;
+	}
+	pfree(used);
+}
+
 static int
 free_slot(void)
 {
@@ -390,7 +426,15 @@ fps_prepared_reserve(FpsTxn *txn)
 			finish(&prepared->xacts[i], false);
 	slot = free_slot();
 	if (slot >= 0 && nkeys > 0)
+	{
 		first = find_key_range(nkeys);
+		/* enough keys free, but not in one range */
+		if (first < 0 && prepared->capacity - prepared->keys_used >= nkeys)
+		{
+			compact_key_area();
+			first = find_key_range(nkeys);
+		}
+	}
 	if (slot < 0 || first < 0)
 	{
 		int			used = prepared->keys_used;
