@@ -83,6 +83,7 @@ int			fps_max_prepared_keys = 16384;
 #define PREPARED_DIR		"pg_fpsketch/prepared"
 #define PREPARED_MAGIC		0x46505350	/* "FPSP" */
 #define PREPARED_VERSION	1
+#define PREPARED_TEMP_SUFFIX	".tmp"
 
 typedef enum PreparedState
 {
@@ -179,6 +180,18 @@ static void
 file_path(char *path, TransactionId xid)
 {
 	snprintf(path, MAXPGPATH, PREPARED_DIR "/%08X", xid);
+}
+
+/*
+ * Where a file is written before it is renamed to its name: a backend that
+ * dies while writing leaves a torn file only under this name, which server
+ * start removes, instead of one under the real name, which it cannot read
+ * and refuses to start for.
+ */
+static void
+temp_file_path(char *path, TransactionId xid)
+{
+	snprintf(path, MAXPGPATH, PREPARED_DIR "/%08X" PREPARED_TEMP_SUFFIX, xid);
 }
 
 /* ---- the shared key area ---- */
@@ -285,6 +298,7 @@ static void
 write_file(FpsPreparedXact *x)
 {
 	char		path[MAXPGPATH];
+	char		final_path[MAXPGPATH];
 	PreparedFileHeader header;
 	PreparedFileKey *keys;
 	pg_crc32c	crc;
@@ -316,7 +330,7 @@ write_file(FpsPreparedXact *x)
 	COMP_CRC32C(crc, keys, keys_size);
 	FIN_CRC32C(crc);
 
-	file_path(path, x->xid);
+	temp_file_path(path, x->xid);
 	fd = OpenTransientFile(path, O_CREAT | O_TRUNC | O_WRONLY | PG_BINARY);
 	if (fd < 0)
 		ereport(ERROR,
@@ -348,9 +362,28 @@ write_file(FpsPreparedXact *x)
 				 errmsg("could not fsync file \"%s\": %m", path)));
 	}
 	if (CloseTransientFile(fd) != 0)
+	{
+		int			save_errno = errno;
+
+		unlink(path);
+		errno = save_errno;
 		ereport(ERROR,
 				(errcode_for_file_access(),
 				 errmsg("could not close file \"%s\": %m", path)));
+	}
+	/* complete and durable: now under its name */
+	file_path(final_path, x->xid);
+	if (rename(path, final_path) != 0)
+	{
+		int			save_errno = errno;
+
+		unlink(path);
+		errno = save_errno;
+		ereport(ERROR,
+				(errcode_for_file_access(),
+				 errmsg("could not rename file \"%s\" to \"%s\": %m",
+						path, final_path)));
+	}
 	/* the directory entry too: a lost file would unlock keys at restart */
 	fsync_fname(PREPARED_DIR, true);
 	pfree(keys);
@@ -363,6 +396,11 @@ remove_file(TransactionId xid)
 	char		path[MAXPGPATH];
 
 	file_path(path, xid);
+	if (unlink(path) != 0 && errno != ENOENT)
+		ereport(WARNING,
+				(errcode_for_file_access(),
+				 errmsg("could not remove file \"%s\": %m", path)));
+	temp_file_path(path, xid);
 	if (unlink(path) != 0 && errno != ENOENT)
 		ereport(WARNING,
 				(errcode_for_file_access(),
@@ -912,9 +950,20 @@ recover(void)
 		int			slot;
 		int			first = 0;
 
-		if (strspn(de->d_name, "0123456789ABCDEF") != 8 || strlen(de->d_name) != 8)
+		if (strspn(de->d_name, "0123456789ABCDEF") != 8)
 			continue;
 		snprintf(path, sizeof(path), PREPARED_DIR "/%s", de->d_name);
+		/* a file whose writer died before it was complete: never prepared */
+		if (strcmp(de->d_name + 8, PREPARED_TEMP_SUFFIX) == 0)
+		{
+			if (unlink(path) != 0)
+				ereport(WARNING,
+						(errcode_for_file_access(),
+						 errmsg("could not remove file \"%s\": %m", path)));
+			continue;
+		}
+		if (strlen(de->d_name) != 8)
+			continue;
 		if (!read_file(path, &header, &keys))
 			ereport(FATAL,
 					(errcode(ERRCODE_DATA_CORRUPTED),
