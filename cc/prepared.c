@@ -72,8 +72,10 @@
 #include "port/pg_crc32c.h"
 #include "storage/fd.h"
 #include "storage/lwlock.h"
+#include "storage/lock.h"
 #include "storage/procarray.h"
 #include "storage/shmem.h"
+#include "utils/lsyscache.h"
 #include "utils/timestamp.h"
 
 #include "cc.h"
@@ -107,11 +109,31 @@ typedef struct FpsPreparedXact
 	char		gid[GIDSIZE];
 } FpsPreparedXact;
 
+/*
+ * A relation that a prepared transaction wrote (it holds a lock on it
+ * stronger than a reader's) but whose fpsketch state this server does not
+ * have: the transaction was prepared on another server, before a failover
+ * or the base backup this server was restored from, since the files are
+ * not in WAL.  Its written keys are not locked here, so until it ends no
+ * tracked transaction may use the relation.
+ */
+#define FPS_MAX_ORPHANS 64
+
+typedef struct FpsPreparedOrphan
+{
+	Oid			dbid;
+	Oid			relid;
+	TransactionId xid;
+} FpsPreparedOrphan;
+
 typedef struct FpsPreparedShared
 {
 	LWLock	   *lock;
 	pg_atomic_uint32 nheld;		/* slots not free: the fast path's test */
 	pg_atomic_uint32 unconfirmed;	/* recovered slots not resolved once */
+	pg_atomic_uint32 orphans_checked;	/* looked for orphans since recovery */
+	pg_atomic_uint32 norphans;
+	FpsPreparedOrphan orphans[FPS_MAX_ORPHANS];
 	int			nslots;
 	int			capacity;		/* keys */
 	int			keys_used;
@@ -655,6 +677,13 @@ fps_prepared_resolve_ended(void)
 
 		if (x->state != PREPARED_HELD)
 			continue;
+		/* a stale file's xid that recovery has not handed out yet */
+		if (x->recovered && !x->confirmed &&
+			TransactionIdFollowsOrEquals(x->xid, ReadNextTransactionId()))
+		{
+			finish(x, false);
+			continue;
+		}
 		if (TransactionIdIsInProgress(x->xid))
 		{
 			/* a live backend's xid is not the one a stale file names */
@@ -675,12 +704,144 @@ fps_prepared_resolve_ended(void)
 	LWLockRelease(prepared->lock);
 }
 
-/* The first transaction after a restart resolves what the files left. */
+/* Is xid one of the slots'?  Caller holds the lock. */
+static bool
+xid_has_slot(TransactionId xid)
+{
+	for (int i = 0; i < prepared->nslots; i++)
+		if (prepared->xacts[i].state != PREPARED_FREE && prepared->xacts[i].xid == xid)
+			return true;
+	return false;
+}
+
+/*
+ * Once after recovery (a start, a crash restart, a promotion): find the
+ * prepared transactions that wrote relations but have no slot (see
+ * FpsPreparedOrphan), from the lock manager: a prepared transaction keeps
+ * its locks in a dummy PGPROC, pid 0.
+ */
+static void
+find_orphans(void)
+{
+	LockData   *locks;
+
+	LWLockAcquire(prepared->lock, LW_EXCLUSIVE);
+	if (pg_atomic_read_u32(&prepared->orphans_checked) != 0)
+	{
+		LWLockRelease(prepared->lock);
+		return;
+	}
+	locks = GetLockStatusData();
+	for (int i = 0; i < locks->nelements; i++)
+	{
+		LockInstanceData *l = &locks->locks[i];
+		VirtualTransactionId vxid;
+		TransactionId xid;
+		bool		have_more = false;
+		int			n = pg_atomic_read_u32(&prepared->norphans);
+		int			j;
+
+		if (l->pid != 0 || l->locktag.locktag_type != LOCKTAG_RELATION ||
+			(l->holdMask & ~(LOCKBIT_ON(AccessShareLock) | LOCKBIT_ON(RowShareLock) |
+							 LOCKBIT_ON(ShareLock))) == 0 ||
+			!LocalTransactionIdIsValid(l->lxid))
+			continue;
+		vxid.backendId = l->backend;
+		vxid.localTransactionId = l->lxid;
+		xid = TwoPhaseGetXidByVirtualXID(vxid, &have_more);
+		if (!TransactionIdIsValid(xid) || xid_has_slot(xid))
+			continue;
+		for (j = 0; j < n; j++)
+			if (prepared->orphans[j].dbid == l->locktag.locktag_field1 &&
+				prepared->orphans[j].relid == l->locktag.locktag_field2)
+				break;
+		if (j < n)
+			continue;
+		if (n == FPS_MAX_ORPHANS)
+		{
+			/* the last slot stands for every relation of every database */
+			prepared->orphans[n - 1].dbid = InvalidOid;
+			prepared->orphans[n - 1].relid = InvalidOid;
+			continue;
+		}
+		prepared->orphans[n].dbid = l->locktag.locktag_field1;
+		prepared->orphans[n].relid = l->locktag.locktag_field2;
+		prepared->orphans[n].xid = xid;
+		pg_atomic_write_u32(&prepared->norphans, n + 1);
+		ereport(LOG,
+				(errmsg("fpsketch: prepared transaction %u wrote relation %u of database %u, but its fpsketch state is not on this server",
+						xid, l->locktag.locktag_field2, l->locktag.locktag_field1),
+				 errdetail("It was prepared before a failover or a restore from a base backup: pg_fpsketch/prepared is not in WAL."),
+				 errhint("COMMIT PREPARED or ROLLBACK PREPARED it (pg_prepared_xacts); if the relation uses fpsketch, transactions on it fail until then.")));
+	}
+	pg_atomic_write_u32(&prepared->orphans_checked, 1);
+	LWLockRelease(prepared->lock);
+}
+
+/*
+ * The first transaction after recovery resolves what the files left, and
+ * looks for prepared transactions the files do not know.
+ */
 void
 fps_prepared_check_recovered(void)
 {
-	if (prepared != NULL && pg_atomic_read_u32(&prepared->unconfirmed) > 0)
+	if (prepared == NULL || RecoveryInProgress())
+		return;
+	if (pg_atomic_read_u32(&prepared->unconfirmed) > 0)
 		fps_prepared_resolve_ended();
+	if (pg_atomic_read_u32(&prepared->orphans_checked) == 0 && max_prepared_xacts > 0)
+		find_orphans();
+}
+
+/*
+ * A tracked access to relid: refused while an orphan (above) that wrote it
+ * is prepared, after waiting for it as for a prepared transaction's key.
+ */
+void
+fps_prepared_check_orphans(Oid relid)
+{
+	FpsBackoff	backoff;
+	int			n = pg_atomic_read_u32(&prepared->norphans);
+
+	for (int i = 0; i < n; i++)
+	{
+		FpsPreparedOrphan o = prepared->orphans[i];
+
+		if (!TransactionIdIsValid(o.xid) ||
+			(OidIsValid(o.relid) && (o.dbid != MyDatabaseId || o.relid != relid)))
+			continue;
+		fps_backoff_init(&backoff);
+		while (TransactionIdIsInProgress(o.xid))
+		{
+			if (!fps_backoff_wait(&backoff))
+			{
+				char	   *relname = get_rel_name(relid);
+
+				fps_atomic_add(&fps_counters->aborts[FPS_ABORT_LOCK_TIMEOUT], 1);
+				ereport(ERROR,
+						(errcode(ERRCODE_T_R_SERIALIZATION_FAILURE),
+						 errmsg("could not serialize access due to concurrent update"),
+						 errdetail("Relation \"%s\" was written by prepared transaction %u, whose fpsketch state is not on this server (it was prepared before a failover or a restore from a base backup).",
+								   relname ? relname : "?", o.xid),
+						 errhint("COMMIT PREPARED or ROLLBACK PREPARED it (see pg_prepared_xacts); the transaction might succeed if retried after that.")));
+			}
+		}
+		/* ended: forget it (all of them, once none is prepared any more) */
+		LWLockAcquire(prepared->lock, LW_EXCLUSIVE);
+		for (i = 0; i < (int) pg_atomic_read_u32(&prepared->norphans); i++)
+			if (TransactionIdIsInProgress(prepared->orphans[i].xid))
+				break;
+		if (i == (int) pg_atomic_read_u32(&prepared->norphans))
+			pg_atomic_write_u32(&prepared->norphans, 0);
+		LWLockRelease(prepared->lock);
+		return;
+	}
+}
+
+bool
+fps_prepared_orphans_any(void)
+{
+	return prepared != NULL && pg_atomic_read_u32(&prepared->norphans) > 0;
 }
 
 bool
@@ -1061,8 +1222,15 @@ fps_prepared_shmem_init(void)
 	prepared->lock = &(GetNamedLWLockTranche("fpsketch prepared"))->lock;
 	pg_atomic_init_u32(&prepared->nheld, 0);
 	pg_atomic_init_u32(&prepared->unconfirmed, 0);
+	pg_atomic_init_u32(&prepared->orphans_checked, 0);
+	pg_atomic_init_u32(&prepared->norphans, 0);
 	prepared->nslots = max_prepared_xacts;
-	prepared->capacity = max_prepared_xacts > 0 ? fps_max_prepared_keys : 0;
+	/*
+	 * Prepared keys stay pinned outside the pin pool's accounting: at most a
+	 * quarter of the exact table, so that running transactions keep room.
+	 */
+	prepared->capacity = max_prepared_xacts > 0 ?
+		Min(fps_max_prepared_keys, (int) Min(fps_capacity(fps_sketch) / 4, INT_MAX)) : 0;
 	if (max_prepared_xacts > 0)
 		recover();
 }

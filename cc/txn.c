@@ -185,6 +185,8 @@ fps_tracking_active(Relation rel, FpsRelInfo **info)
 	fps_require_shmem();
 	if (unlikely(!fps_txn.active))
 		fps_prepared_check_recovered();
+	if (unlikely(fps_prepared_orphans_any()))
+		fps_prepared_check_orphans(RelationGetRelid(rel));
 	return true;
 }
 

@@ -17,6 +17,10 @@
 #      fpsketch table fails with 40001 while the same interleaving on a heap
 #      table at READ COMMITTED loses the update (positive control);
 #      afterwards nothing is pinned and no lock bit leaked;
+#  (f) a transaction prepared on the primary writing an fpsketch table: its
+#      fpsketch state (pg_fpsketch/prepared) is not in WAL, so after the
+#      promotion tracked access to that table waits for it, then fails with
+#      40001 saying so, until COMMIT PREPARED; other tables are not held up;
 #  (e) a standby started without fpsketch in shared_preload_libraries still
 #      replays and reads fpsketch tables; after promotion, the first tracked
 #      access fails with a clear error rather than running unprotected.
@@ -36,7 +40,8 @@ my $primary = fps_node(
 	conf => join("\n",
 		"wal_level = replica",
 		"max_wal_senders = 4",
-		"wal_keep_size = 256MB"));
+		"wal_keep_size = 256MB",
+		"max_prepared_transactions = 4"));
 
 $primary->safe_psql(
 	'postgres', q{
@@ -47,7 +52,9 @@ $primary->safe_psql(
 	UPDATE acct SET note = repeat(md5(k::text), 200) WHERE k = 5;
 	CREATE INDEX acct_v ON acct (v);
 	CREATE TABLE heap_acct (k int PRIMARY KEY, v int NOT NULL);
-	INSERT INTO heap_acct VALUES (1, 0);});
+	INSERT INTO heap_acct VALUES (1, 0);
+	CREATE TABLE orphan (k int PRIMARY KEY, v int NOT NULL) USING fpsketch;
+	INSERT INTO orphan VALUES (1, 0), (2, 0);});
 tpcc_setup($primary, am => 'fpsketch');
 
 $primary->backup('base');
@@ -131,9 +138,34 @@ like($err, qr/0A000.*cannot use serializable mode in a hot standby/s,
 # ---------------------------------------------------------------------------
 # (d) promotion: tracking starts
 # ---------------------------------------------------------------------------
+# (f) prepared on the primary, replayed on the standby
+$primary->safe_psql('postgres',
+	q{BEGIN; UPDATE orphan SET v = 1 WHERE k = 1; PREPARE TRANSACTION 'fps_standby_2pc';});
+$primary->wait_for_catchup($standby, 'replay');
 $primary->stop;
 $standby->promote;
 wait_ready($standby);
+
+# ---------------------------------------------------------------------------
+# (f) the prepared transaction whose fpsketch state stayed on the primary
+# ---------------------------------------------------------------------------
+is($standby->safe_psql('postgres', q{SELECT gid FROM pg_prepared_xacts}),
+	'fps_standby_2pc', '(f) the promoted server has the prepared transaction');
+($ret, $out, $err) = $standby->psql('postgres',
+	q{SET fpsketch.lock_wait_timeout = 100; SELECT v FROM orphan WHERE k = 2;});
+like($err, qr/could not serialize access.*prepared transaction \d+, whose fpsketch state is not on this server/s,
+	'(f) a read of the table it wrote fails with 40001 saying why');
+($ret, $out, $err) = $standby->psql('postgres',
+	q{SET fpsketch.lock_wait_timeout = 100; UPDATE orphan SET v = 5 WHERE k = 2;});
+like($err, qr/could not serialize access.*whose fpsketch state is not on this server/s,
+	'(f) and so does a write of another row');
+is($standby->safe_psql('postgres', q{SELECT count(*) FROM acct}), '990',
+	'(f) other fpsketch tables are not held up');
+$standby->safe_psql('postgres', q{COMMIT PREPARED 'fps_standby_2pc'});
+is($standby->safe_psql('postgres',
+		q{UPDATE orphan SET v = v + 10 WHERE k = 2; SELECT string_agg(v::text, ',' ORDER BY k) FROM orphan;}),
+	'1,10', '(f) after COMMIT PREPARED the table is read and written, with its update');
+
 
 # T1 reads a row, T2 increments it and commits, T1 writes what it read + 10
 sub lost_update
