@@ -33,6 +33,8 @@ case "${1:-}" in
 			echo "unix_socket_directories = '/tmp'"
 			echo "max_connections = 100"
 			echo "max_prepared_transactions = 4"
+			# small enough for sql/13_prepared to exceed cheaply (53400)
+			echo "fpsketch.max_prepared_keys = 1000"
 			echo "fsync = off"
 			for line in "$@"; do echo "$line"; done
 		} >> "$FPS_PGDATA/postgresql.conf"
