@@ -6,9 +6,9 @@
 -- PREPARED, from any session, install or release it.  PostgreSQL's own
 -- errors (duplicate gid, unknown gid, no free slot) and fpsketch's limit on
 -- the keys prepared transactions may hold (fpsketch.max_prepared_keys,
--- 53400) leave nothing behind: no row in fpsketch_prepared_xacts, nothing
--- pinned once no transaction runs, no lock bit, and the rows writable at
--- once.  This suite runs alone and the cluster allows 4 prepared
+-- 53400) leave nothing behind: no row in fpsketch_prepared_xacts, no file
+-- in pg_fpsketch/prepared, nothing pinned once no transaction runs, no lock
+-- bit, and the rows writable at once.  This suite runs alone and the cluster allows 4 prepared
 -- transactions (scripts/cluster.sh).
 --
 \set VERBOSITY default
@@ -49,6 +49,8 @@ FROM fpsketch_prepared_xacts;
 SELECT prepared_xacts, prepared_keys = (SELECT keys FROM fpsketch_prepared_xacts) AS prepared_keys_counted,
        prepared_keys, pinned, prepares, lock_leaks
 FROM fpsketch_stats;
+-- and its file, which PREPARE made durable before its WAL record
+SELECT count(*) AS prepared_files FROM pg_ls_dir('pg_fpsketch/prepared') AS f;
 \c -
 SET enable_seqscan = off;
 SET enable_bitmapscan = off;
@@ -69,6 +71,7 @@ COMMIT;
 SELECT count(*) AS prepared_rows FROM fpsketch_prepared_xacts;
 SELECT prepared_xacts, prepared_keys, pinned, prepares, prepared_commits, prepared_rollbacks, lock_leaks
 FROM fpsketch_stats;
+SELECT count(*) AS prepared_files FROM pg_ls_dir('pg_fpsketch/prepared') AS f;
 -- the rows are writable at once
 UPDATE p_t SET v = v + 1 WHERE id IN (1, 11);
 INSERT INTO p_t VALUES (10, 10);
@@ -93,6 +96,7 @@ SELECT count(*) AS prepared_rows FROM fpsketch_prepared_xacts;
 SELECT prepared_xacts, prepared_keys, pinned, prepares, prepared_commits, prepared_rollbacks, lock_leaks
 FROM fpsketch_stats;
 SELECT id, v FROM p_t WHERE id IN (2, 9, 12) ORDER BY id;
+SELECT count(*) AS prepared_files FROM pg_ls_dir('pg_fpsketch/prepared') AS f;
 -- nothing of it is left: the rows are readable and writable at once
 BEGIN;
 SELECT id, v FROM p_t WHERE id IN (2, 9, 12) ORDER BY id;
@@ -120,6 +124,7 @@ PREPARE TRANSACTION 'p_dup';
 SELECT gid, locked_keys FROM fpsketch_prepared_xacts;
 SELECT prepared_xacts, prepared_keys, pinned, lock_leaks FROM fpsketch_stats;
 SELECT id, v FROM p_t WHERE id IN (4, 13) ORDER BY id;
+SELECT count(*) AS prepared_files FROM pg_ls_dir('pg_fpsketch/prepared') AS f;
 -- its rows are writable at once
 UPDATE p_t SET v = 401 WHERE id = 4;
 INSERT INTO p_t VALUES (13, 13);
@@ -177,6 +182,30 @@ ROLLBACK PREPARED 'p_slot4';
 SELECT id, v FROM p_t WHERE id IN (1, 2, 3, 4, 6) ORDER BY id;
 SELECT prepared_xacts, prepared_keys, pinned, lock_leaks FROM fpsketch_stats;
 
+-- the same with PostgreSQL's slots taken by transactions that hold nothing
+-- in fpsketch: fpsketch reserves a slot of its own and writes its file, then
+-- PostgreSQL refuses the PREPARE (53200); the slot and keys come back
+INSERT INTO p_heap SELECT g, 0 FROM generate_series(2, 5) g;
+BEGIN; UPDATE p_heap SET v = 1 WHERE id = 2; PREPARE TRANSACTION 'p_heap2';
+BEGIN; UPDATE p_heap SET v = 1 WHERE id = 3; PREPARE TRANSACTION 'p_heap3';
+BEGIN; UPDATE p_heap SET v = 1 WHERE id = 4; PREPARE TRANSACTION 'p_heap4';
+BEGIN; UPDATE p_heap SET v = 1 WHERE id = 5; PREPARE TRANSACTION 'p_heap5';
+BEGIN;
+UPDATE p_t SET v = v + 1 WHERE id = 7;
+INSERT INTO p_t VALUES (14, 14);
+PREPARE TRANSACTION 'p_slot6';
+\echo :LAST_ERROR_SQLSTATE
+SELECT count(*) AS prepared_rows FROM fpsketch_prepared_xacts;
+SELECT prepared_xacts, prepared_keys, pinned, lock_leaks FROM fpsketch_stats;
+SELECT count(*) AS prepared_files FROM pg_ls_dir('pg_fpsketch/prepared') AS f;
+UPDATE p_t SET v = v + 1 WHERE id = 7;
+INSERT INTO p_t VALUES (14, 14);
+COMMIT PREPARED 'p_heap2';
+COMMIT PREPARED 'p_heap3';
+COMMIT PREPARED 'p_heap4';
+COMMIT PREPARED 'p_heap5';
+SELECT id, v FROM p_t WHERE id IN (7, 14) ORDER BY id;
+
 --
 -- fpsketch.max_prepared_keys (1000 on the test cluster, scripts/cluster.sh):
 -- a PREPARE needing more keys than are free fails with 53400 and leaves
@@ -229,6 +258,7 @@ SELECT prepared_xacts, prepared_keys, pinned, lock_leaks FROM fpsketch_stats;
 SELECT prepares, prepared_commits, prepared_rollbacks FROM fpsketch_stats;
 -- nothing prepared is left
 SELECT gid FROM pg_prepared_xacts;
+SELECT count(*) AS prepared_files FROM pg_ls_dir('pg_fpsketch/prepared') AS f;
 DROP TABLE p_big;
 DROP TABLE p_heap;
 DROP TABLE p_t;
