@@ -47,7 +47,7 @@ SELECT gid, transaction = (SELECT transaction FROM pg_prepared_xacts WHERE gid =
        prepared = (SELECT prepared FROM pg_prepared_xacts WHERE gid = 'p_commit') AS same_time
 FROM fpsketch_prepared_xacts;
 SELECT prepared_xacts, prepared_keys = (SELECT keys FROM fpsketch_prepared_xacts) AS prepared_keys_counted,
-       prepared_keys, pinned, prepares, lock_leaks
+       pinned = prepared_keys AS pinned_are_prepared, prepares, lock_leaks
 FROM fpsketch_stats;
 -- and its file, which PREPARE made durable before its WAL record
 SELECT count(*) AS prepared_files FROM pg_ls_dir('pg_fpsketch/prepared') AS f;
