@@ -500,9 +500,9 @@ fps_prepared_reserve(FpsTxn *txn)
 		int			used = prepared->keys_used;
 
 		LWLockRelease(prepared->lock);
-		if (slot < 0)
+		if (slot < 0)			/* as PostgreSQL's own MarkAsPreparing() says it */
 			ereport(ERROR,
-					(errcode(ERRCODE_CONFIGURATION_LIMIT_EXCEEDED),
+					(errcode(ERRCODE_OUT_OF_MEMORY),
 					 errmsg("maximum number of prepared transactions reached"),
 					 errhint("Increase max_prepared_transactions (currently %d).",
 							 max_prepared_xacts)));

@@ -161,9 +161,8 @@ SELECT v FROM p_heap;
 --
 -- no free prepared-transaction slot (max_prepared_transactions = 4): the
 -- fifth PREPARE fails, and its keys come back.  fpsketch's own slots run out
--- first, and it reports PostgreSQL's message, but with SQLSTATE 53400 where
--- PostgreSQL's MarkAsPreparing says 53200 (out_of_memory)
---
+-- first, and it reports what PostgreSQL would, with PostgreSQL's SQLSTATE
+-- (53200).
 BEGIN; UPDATE p_t SET v = v + 1 WHERE id = 1; PREPARE TRANSACTION 'p_slot1';
 BEGIN; UPDATE p_t SET v = v + 1 WHERE id = 2; PREPARE TRANSACTION 'p_slot2';
 BEGIN; UPDATE p_t SET v = v + 1 WHERE id = 3; PREPARE TRANSACTION 'p_slot3';
