@@ -122,7 +122,7 @@ class SetupError(Exception):
 
 class Txn(object):
     __slots__ = ("id", "client", "ops", "status", "sqlstate", "error",
-                 "t_start", "t_end", "ro", "ro_info")
+                 "t_start", "t_end", "ro", "ro_info", "tpc")
 
     def __init__(self, tid, client):
         self.id = tid
@@ -146,6 +146,7 @@ class Txn(object):
         self.t_end = None
         self.ro = None          # read-only transaction: how it was begun (RO_VARIANTS)
         self.ro_info = None     # read-only: {"scan", "stmts", "rows"}
+        self.tpc = None         # two-phase commit: [mode, gid] (TPC_MODES)
 
     def to_json(self):
         d = {"id": self.id, "client": self.client, "ops": self.ops,
@@ -154,6 +155,8 @@ class Txn(object):
         if self.ro:
             d["ro"] = self.ro
             d["ro_info"] = self.ro_info
+        if self.tpc:
+            d["tpc"] = self.tpc
         return d
 
     def describe(self, chains=None, focus=None, limit=24):
@@ -200,6 +203,8 @@ class Txn(object):
             info = self.ro_info or {}
             st += ", read-only %s, %s scan, %s statements, %s rows" % (
                 self.ro, info.get("scan", "?"), info.get("stmts", "?"), info.get("rows", "?"))
+        if self.tpc:
+            st += ", 2PC %s %s" % (self.tpc[0], self.tpc[1])
         return "T%d [client %d, %s, %.4f..%.4f] %s" % (
             self.id, self.client, st, self.t_start or 0, self.t_end or 0,
             " ".join(parts))
@@ -355,6 +360,7 @@ class Shared(object):
         self.fatal = []        # (client, message) of client crashes
         self.chains = None
         self.sql = None
+        self.tpc = None        # TwoPhase
         self.counts = collections.Counter()   # micro-ops run, by kind
 
     def count(self, what):
@@ -900,6 +906,7 @@ def client_main(cid, args, shared, deadline, t0):
         seq[0] += 1
         return cid * 1000000 + seq[0]
 
+    tpc = TwoPhaseClient(args, shared.tpc, cid)
     try:
         while time.time() < deadline:
             if conn is None or conn.closed:
@@ -907,11 +914,13 @@ def client_main(cid, args, shared, deadline, t0):
                 session_setup(conn, args)
             cur = conn.cursor()
             t = shared.new_txn(cid)
+            tpc_mode = None
             if args.ro_frac > 0 and rng.random() < args.ro_frac:
                 t.ro = weighted(rng, args.ro_mix_parsed)
                 plan = plan_ro(rng, args, t.ro)
             else:
                 plan = plan_txn(rng, args, next_elem)
+                tpc_mode = tpc.choose(rng)
             t.t_start = time.time() - t0
             phase = "op"
             runner = OpRunner(conn, cur, t, shared, args)
@@ -928,8 +937,22 @@ def client_main(cid, args, shared, deadline, t0):
                         if args.think_ms > 0:
                             time.sleep(rng.random() * args.think_ms / 1000.0)
                     phase = "commit"
-                    conn.commit()
+                    if tpc_mode:
+                        ph = ["prepare"]
+                        try:
+                            committed = tpc.finish(conn, t, tpc_mode, rng, ph)
+                        finally:
+                            phase = ph[0]
+                    else:
+                        conn.commit()
+                        committed = True
+                    if not committed:
+                        raise RolledBackPrepared()
                 t.status = "committed"
+            except RolledBackPrepared:
+                t.status = "aborted"
+                t.sqlstate = "rollback-prepared"
+                t.error = "ROLLBACK PREPARED"
             except psycopg2.Error as e:
                 code = e.pgcode
                 t.sqlstate = code
@@ -966,11 +989,13 @@ def client_main(cid, args, shared, deadline, t0):
                     conn.close()
                     conn = None
             t.t_end = time.time() - t0
+            tpc.end()
             cur = None
     except Exception:
         with shared.lock:
             shared.fatal.append((cid, traceback.format_exc()))
     finally:
+        tpc.close()
         if conn is not None:
             try:
                 conn.close()
@@ -1493,6 +1518,201 @@ def settings_text(settings, args):
         "allowed" if args.ro_aborts_ok else "are a failure (check ro-abort)")
 
 
+# --------------------------------------------------------------------------
+# two-phase commit
+# --------------------------------------------------------------------------
+# A share (--tpc-frac) of the read-write transactions ends with PREPARE
+# TRANSACTION instead of COMMIT, waits up to --tpc-hold-ms (other clients
+# meet its keys meanwhile), then is resolved:
+#   other     COMMIT PREPARED from the client's second connection
+#   same      COMMIT PREPARED from the connection that prepared it
+#   rollback  ROLLBACK PREPARED from the second connection: the transaction
+#             is aborted, so anything it wrote that someone read is G1a and
+#             any append of it in the final state a lost/incompatible order
+# A transaction that fails at PREPARE (40001) is aborted like one failing at
+# COMMIT; an error of COMMIT/ROLLBACK PREPARED is an unexpected error.
+# Prepared transactions at a time are limited to max_prepared_transactions
+# (a transaction that finds no free slot commits the ordinary way).
+
+TPC_MODES = ("other", "same", "rollback")
+
+
+class RolledBackPrepared(Exception):
+    """A transaction this client rolled back with ROLLBACK PREPARED."""
+
+
+class TwoPhase(object):
+    """Shared two-phase-commit state of one run."""
+
+    def __init__(self, args, max_prepared):
+        self.frac = args.tpc_frac if max_prepared > 0 else 0.0
+        self.max_prepared = max_prepared
+        self.slots = threading.BoundedSemaphore(max_prepared) if max_prepared > 0 else None
+        self.prefix = "fpsck_%d_" % os.getpid()
+        self.lock = threading.Lock()
+        self.counts = collections.Counter()
+        self.unresolved = []     # gids whose resolution failed or was lost
+
+    def count(self, what, n=1):
+        with self.lock:
+            self.counts[what] += n
+
+    def summary(self):
+        c = self.counts
+        if self.max_prepared == 0:
+            return "two-phase commit off (max_prepared_transactions = 0)"
+        if self.frac <= 0:
+            return "two-phase commit off (--tpc-frac 0)"
+        return ("two-phase commit %.2f of the read-write transactions: prepared %d (COMMIT PREPARED %d from "
+                "another session, %d from the same; ROLLBACK PREPARED %d), failed at PREPARE %d, "
+                "resolution errors %d, no free slot %d (max_prepared_transactions %d)"
+                % (self.frac, c["prepared"], c["commit_other"], c["commit_same"], c["rollback"],
+                   c["prepare_failed"], c["resolve_failed"], c["no_slot"], self.max_prepared))
+
+
+class TwoPhaseClient(object):
+    """One client's side: its mode choice, slot and resolver connection."""
+
+    def __init__(self, args, tpc, cid):
+        self.args = args
+        self.tpc = tpc
+        self.cid = cid
+        self.seq = 0
+        self.resolver = None
+        self.slot = False
+        self.keep_slot = False
+
+    def choose(self, rng):
+        """The mode of the next read-write transaction (a slot taken), or None."""
+        tpc, args = self.tpc, self.args
+        if tpc is None or tpc.frac <= 0 or rng.random() >= tpc.frac:
+            return None
+        if not tpc.slots.acquire(blocking=False):
+            tpc.count("no_slot")
+            return None
+        self.slot = True
+        self.keep_slot = False
+        r = rng.random()
+        if r < args.tpc_rollback_frac:
+            return "rollback"
+        if r < args.tpc_rollback_frac + args.tpc_same_frac:
+            return "same"
+        return "other"
+
+    def end(self):
+        """After every transaction: give the slot back unless a prepared
+        transaction may still hold it."""
+        if self.slot and not self.keep_slot:
+            self.tpc.slots.release()
+        self.slot = False
+
+    def _resolver(self):
+        if self.resolver is None or self.resolver.closed:
+            self.resolver = connect(self.args, autocommit=True)
+            session_setup(self.resolver, self.args)
+        return self.resolver
+
+    def close(self):
+        if self.resolver is not None:
+            try:
+                self.resolver.close()
+            except Exception:
+                pass
+
+    def finish(self, conn, t, mode, rng, phase):
+        """PREPARE TRANSACTION, hold, resolve.  Returns True if committed,
+        False if rolled back on purpose.  phase[0] says where an exception
+        came from: "prepare" (the transaction is gone), "commit" (a lost
+        connection leaves the outcome unknown) or "rollback-prepared"."""
+        self.seq += 1
+        gid = "%s%d_%d" % (self.tpc.prefix, self.cid, self.seq)
+        t.tpc = [mode, gid]
+        phase[0] = "prepare"
+        cur = conn.cursor()
+        try:
+            # psycopg2 thinks the transaction is still open after PREPARE:
+            # the BEGIN opens one so that its ROLLBACK below ends something
+            # (rather than draw a WARNING per prepared transaction)
+            cur.execute("PREPARE TRANSACTION %s; BEGIN", (gid,))
+        except psycopg2.Error:
+            self.tpc.count("prepare_failed")
+            raise
+        self.keep_slot = True
+        conn.rollback()
+        self.tpc.count("prepared")
+        if self.args.tpc_hold_ms > 0:
+            time.sleep(rng.random() * self.args.tpc_hold_ms / 1000.0)
+        verb = "ROLLBACK" if mode == "rollback" else "COMMIT"
+        phase[0] = "commit" if verb == "COMMIT" else "rollback-prepared"
+        try:
+            if mode == "same":
+                conn.autocommit = True
+                try:
+                    conn.cursor().execute("COMMIT PREPARED %s", (gid,))
+                finally:
+                    if not conn.closed:
+                        conn.autocommit = False
+            else:
+                self._resolver().cursor().execute(verb + " PREPARED %s", (gid,))
+        except psycopg2.Error as e:
+            with self.tpc.lock:
+                self.tpc.unresolved.append(gid)
+            self.tpc.count("resolve_failed")
+            if e.pgcode is None:
+                if self.resolver is not None and self.resolver.closed:
+                    self.resolver = None
+                raise
+            raise RuntimeError("%s PREPARED '%s' failed: %s" % (verb, gid, str(e.pgerror or e).strip()))
+        self.keep_slot = False
+        self.tpc.count({"other": "commit_other", "same": "commit_same", "rollback": "rollback"}[mode])
+        return verb == "COMMIT"
+
+
+def tpc_final_check(args, tpc):
+    """After the run: no prepared transaction of the run is left (any are
+    rolled back and reported), and fpsketch_prepared_xacts then has no row
+    of the run; the share was exercised.  Returns a list of problems."""
+    if tpc is None or tpc.frac <= 0:
+        return []
+    problems = []
+    conn = connect(args, autocommit=True)
+    try:
+        cur = conn.cursor()
+        cur.execute("SELECT gid FROM pg_prepared_xacts WHERE gid LIKE %s ORDER BY gid", (tpc.prefix + "%",))
+        left = [r[0] for r in cur.fetchall()]
+        for gid in left:
+            cur.execute("ROLLBACK PREPARED %s", (gid,))
+        if left:
+            problems.append("prepared transactions left after the run (rolled back now): %s"
+                            % ", ".join(left[:10]))
+        cur.execute("SELECT to_regclass('fpsketch_prepared_xacts') IS NOT NULL")
+        if cur.fetchone()[0]:
+            cur.execute("SELECT gid FROM fpsketch_prepared_xacts WHERE gid LIKE %s", (tpc.prefix + "%",))
+            rows = [r[0] for r in cur.fetchall()]
+            if rows:
+                problems.append("fpsketch_prepared_xacts still lists resolved transactions: %s"
+                                % ", ".join(rows[:10]))
+    finally:
+        conn.close()
+    c = tpc.counts
+    if c["commit_other"] + c["commit_same"] == 0:
+        problems.append("no transaction committed through PREPARE TRANSACTION: two-phase commit was not checked")
+    if c["rollback"] == 0 and c["prepared"] >= 20:
+        problems.append("no ROLLBACK PREPARED ran")
+    return problems
+
+
+def server_max_prepared(args):
+    conn = connect(args, autocommit=True)
+    try:
+        cur = conn.cursor()
+        cur.execute("SHOW max_prepared_transactions")
+        return int(cur.fetchone()[0])
+    finally:
+        conn.close()
+
+
+
 def vacuum_main(args, shared, deadline):
     """VACUUM the table every --vacuum-every seconds: versions a running
     timestamp snapshot still reads must survive it."""
@@ -1588,6 +1808,16 @@ def main():
     ap.add_argument("--ro-aborts-ok", action="store_true",
                     help="do not fail on read-only transactions that abort (automatic when "
                          "fpsketch.timestamp_snapshots is off and the protocol is not mvto)")
+    ap.add_argument("--tpc-frac", type=float, default=0.15,
+                    help="share of the read-write transactions that end with PREPARE TRANSACTION and are "
+                         "resolved by COMMIT/ROLLBACK PREPARED (0: none; off when max_prepared_transactions = 0)")
+    ap.add_argument("--tpc-rollback-frac", type=float, default=0.25,
+                    help="share of those resolved by ROLLBACK PREPARED")
+    ap.add_argument("--tpc-same-frac", type=float, default=0.25,
+                    help="share of those committed from the connection that prepared them (the rest: "
+                         "from the client's second connection)")
+    ap.add_argument("--tpc-hold-ms", type=float, default=3.0,
+                    help="random pause of up to this between PREPARE TRANSACTION and its resolution")
     ap.add_argument("--vacuum-every", type=float, default=0.0,
                     help="VACUUM the table every this many seconds during the run (0: never)")
     ap.add_argument("--seconds", type=float, default=20.0)
@@ -1618,6 +1848,9 @@ def main():
         args.min_ops = 2
     if args.max_ops is None:
         args.max_ops = 5 if pred else 6
+    if not (0 <= args.tpc_frac <= 1 and 0 <= args.tpc_rollback_frac and 0 <= args.tpc_same_frac
+            and args.tpc_rollback_frac + args.tpc_same_frac <= 1 and args.tpc_hold_ms >= 0):
+        ap.error("bad --tpc-* parameters")
     if args.ro_frac < 0 or args.ro_min_stmts < 1 or args.ro_max_stmts < args.ro_min_stmts:
         ap.error("bad read-only transaction parameters")
     try:
@@ -1671,6 +1904,7 @@ def main():
 
     stats0 = fps_stats(args)
     shared = Shared()
+    shared.tpc = TwoPhase(args, server_max_prepared(args))
     shared.chains = Chains(range(args.nrows))
     shared.sql = la_sql(args.table, args.keys)
     t0 = time.time()
@@ -1700,6 +1934,9 @@ def main():
         return 2
 
     try:
+        # before the final read, which a prepared transaction left behind
+        # would make wait
+        tpc_problems = tpc_final_check(args, shared.tpc)
         final = read_final(args)
     except (psycopg2.Error, SetupError) as e:
         print("checker[%s]: reading the final state failed: %s" % (tag, e))
@@ -1738,6 +1975,9 @@ def main():
              c["sp_do"], c["sp_rolled_back_appends"], c["sp_caught"], c["pick"], an.npicks, c["join"]))
     for line in ro_summary(txns, an.committed):
         print("checker[%s]: %s" % (tag, line))
+    print("checker[%s]: %s" % (tag, shared.tpc.summary()))
+    for msg in tpc_problems:
+        print("checker[%s]: two-phase commit: FAILED: %s" % (tag, msg))
     diff = stats_diff(stats0, stats1, lambda k: k in TS_STATS)
     if diff is not None:
         print("checker[%s]: fpsketch_stats during the run: %s; VACUUMs %d"
@@ -1797,7 +2037,8 @@ def main():
         checks = [("anomaly detected (%s)" % (", ".join(detected) or "none"), bool(detected)),
                   ("no unexpected errors", not an.findings["errors"]),
                   ("no read-only transaction aborted", not an.findings["ro-abort"]),
-                  ("transactions committed", ncommitted > 0)]
+                  ("transactions committed", ncommitted > 0),
+                  ("two-phase commit ran, nothing left", not tpc_problems)]
         npass = sum(1 for _, ok in checks if ok)
         for name, ok in checks:
             print("  control: %-40s %s" % (name, "ok" if ok else "FAILED"))
@@ -1811,7 +2052,9 @@ def main():
     if args.ro_frac > 0 and not any(t.ro and t.id in an.committed for t in txns):
         print("checker[%s]: no read-only transaction committed: timestamp snapshots were not checked" % tag)
         checks_failed += 1
-    print("checker: %d passed, %d failed" % (len(an.classes) - len(failed_classes), checks_failed))
+    checks_failed += len(tpc_problems)
+    tpc_passed = 1 if shared.tpc.frac > 0 and not tpc_problems else 0
+    print("checker: %d passed, %d failed" % (len(an.classes) - len(failed_classes) + tpc_passed, checks_failed))
     return 1 if checks_failed else 0
 
 

@@ -231,6 +231,8 @@ def describe(t, limit=24):
         scan = info.get("scan", "?")
     else:
         scan = getattr(t, "scan", "?") or "?"
+    if getattr(t, "tpc", None):
+        st += ", 2PC %s %s" % (t.tpc[0], t.tpc[1])
     return "T%d [client %d, %s, %s scan, %.4f..%.4f] %s" % (
         t.id, t.client, st, scan, t.t_start or 0, t.t_end or 0,
         " ".join(parts))
@@ -471,6 +473,7 @@ def client_main(cid, args, shared, deadline, t0):
     conn = None
     tbl = args.table
     groups = list(range(args.groups))
+    tpc = lc.TwoPhaseClient(args, shared.tpc, cid)
     try:
         while time.time() < deadline:
             if conn is None or conn.closed:
@@ -479,9 +482,12 @@ def client_main(cid, args, shared, deadline, t0):
             cur = conn.cursor()
             t = shared.new_txn(cid)
             ro_plan = None
+            tpc_mode = None
             if args.ro_frac > 0 and rng.random() < args.ro_frac:
                 t.ro = weighted(rng, args.ro_mix_parsed)
                 ro_plan = plan_ro(rng, args, t.ro)
+            else:
+                tpc_mode = tpc.choose(rng)
             t.scan = weighted(rng, args.scan_mix_parsed)
             nops = rng.randint(args.min_ops, args.max_ops)
             claimed = []     # slots taken from the live pool
@@ -630,8 +636,22 @@ def client_main(cid, args, shared, deadline, t0):
                         if args.think_ms > 0:
                             time.sleep(rng.random() * args.think_ms / 1000.0)
                     phase = "commit"
-                    conn.commit()
+                    if tpc_mode:
+                        ph = ["prepare"]
+                        try:
+                            committed = tpc.finish(conn, t, tpc_mode, rng, ph)
+                        finally:
+                            phase = ph[0]
+                    else:
+                        conn.commit()
+                        committed = True
+                    if not committed:
+                        raise lc.RolledBackPrepared()
                 t.status = "committed"
+            except lc.RolledBackPrepared:
+                t.status = "aborted"
+                t.sqlstate = "rollback-prepared"
+                t.error = "ROLLBACK PREPARED"
             except psycopg2.Error as e:
                 code = e.pgcode
                 t.sqlstate = code
@@ -672,10 +692,12 @@ def client_main(cid, args, shared, deadline, t0):
             elif t.status in ("aborted", "error"):
                 shared.settle(False, claimed, added)
             t.t_end = time.time() - t0
+            tpc.end()
     except Exception:
         with shared.lock:
             shared.fatal.append((cid, traceback.format_exc()))
     finally:
+        tpc.close()
         if conn is not None:
             try:
                 conn.close()
@@ -1086,6 +1108,7 @@ def main(args):
 
     stats0 = fps_stats(args)
     shared = Shared(args)
+    shared.tpc = lc.TwoPhase(args, lc.server_max_prepared(args))
     t0 = time.time()
     shared.t0 = t0
     deadline = t0 + args.seconds
@@ -1113,6 +1136,7 @@ def main(args):
         print("checker: 0 passed, 1 failed")
         return 2
     try:
+        tpc_problems = lc.tpc_final_check(args, shared.tpc)
         final = read_final(args)
     except (psycopg2.Error, lc.SetupError) as e:
         print("checker[%s]: reading the final state failed: %s" % (tag, e))
@@ -1154,6 +1178,9 @@ def main(args):
              an.ecount["ww"], an.ecount["wr"], an.ecount["rw"], an.nambiguous, an.ninferred))
     for line in lc.ro_summary(txns, an.committed):
         print("checker[%s]: %s" % (tag, line))
+    print("checker[%s]: %s" % (tag, shared.tpc.summary()))
+    for msg in tpc_problems:
+        print("checker[%s]: two-phase commit: FAILED: %s" % (tag, msg))
     if any(t.ro for t in txns):
         print("checker[%s]: read-only counts checked %d; VACUUMs %d" % (tag, an.ncounts, shared.counts["vacuum"]))
     if shared.counts["write_found_none"]:
@@ -1212,7 +1239,8 @@ def main(args):
         checks = [("anomaly detected (%s)" % (", ".join(detected) or "none"), bool(detected)),
                   ("no unexpected errors", not an.findings["errors"]),
                   ("no read-only transaction aborted", not an.findings["ro-abort"]),
-                  ("transactions committed", ncommitted > 0)]
+                  ("transactions committed", ncommitted > 0),
+                  ("two-phase commit ran, nothing left", not tpc_problems)]
         npass = sum(1 for _, ok in checks if ok)
         for name, ok in checks:
             print("  control: %-40s %s" % (name, "ok" if ok else "FAILED"))
@@ -1226,5 +1254,7 @@ def main(args):
     if args.ro_frac > 0 and not any(t.ro and t.id in an.committed for t in txns):
         print("checker[%s]: no read-only transaction committed: timestamp snapshots were not checked" % tag)
         checks_failed += 1
-    print("checker: %d passed, %d failed" % (len(an.classes) - len(failed_classes), checks_failed))
+    checks_failed += len(tpc_problems)
+    tpc_passed = 1 if shared.tpc.frac > 0 and not tpc_problems else 0
+    print("checker: %d passed, %d failed" % (len(an.classes) - len(failed_classes) + tpc_passed, checks_failed))
     return 1 if checks_failed else 0

@@ -16,6 +16,10 @@
 # (check ro-abort); the fpsketch stages also VACUUM the table every 2 s.
 # The server's fpsketch.protocol is printed by each stage: run this against a
 # cluster started with "fpsketch.protocol = mvto" to check MVTO.
+# Every stage also ends 15 % of its read-write transactions with PREPARE
+# TRANSACTION and COMMIT PREPARED (from another connection or the same) or
+# ROLLBACK PREPARED (README: Two-phase commit); off when the server has
+# max_prepared_transactions = 0.
 # --checker-args adds arguments to every checker run (e.g. "--ro-mix begin=1").
 # Runs:
 #   0. the analysis self-test (hand-made histories, no database);
