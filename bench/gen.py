@@ -6,7 +6,9 @@ TPC-C New-Order, the per-district steps of Delivery and the YCSB
 transactions (up to 1000 keys) are written out here.  The generated files
 are committed; edit this file and rerun it (`bench/gen.py`) instead of
 editing them.  Hand-written: tpcc/payment.sql, tpcc/order_status.sql,
-tpcc/stock_level.sql, tpcc/sp.sql (the -sp workloads' PL/pgSQL functions).
+tpcc/stock_level.sql, tpcc/sp.sql (the -sp workloads' PL/pgSQL functions);
+tpcc/payment_simple.sql and tpcc/payment_2pc.sql are generated from
+tpcc/payment.sql.
 """
 import os
 
@@ -537,6 +539,48 @@ def ycsb(ops, title, sort_writes=True, begin="BEGIN;"):
     return "".join(out)
 
 
+# Two-phase commit (the -2pc workloads): the same transactions ending with
+# PREPARE TRANSACTION and COMMIT PREPARED from the same session, under a gid
+# unique per client (a client has one transaction at a time).  pgbench
+# substitutes :client_id inside the quoted gid only with -M simple (with
+# -M prepared it becomes a parameter of a statement that takes none), and
+# -M simple pastes a \\gset text value in unquoted: these scripts (and
+# their -simple partners without two-phase commit) quote the three text
+# values New-Order and Payment use (S_DIST_xx, W_NAME, D_NAME: hex strings).
+SIMPLE_NOTE = """\
+-- pgbench -M simple variant (the -simple and -2pc workloads): the text
+-- values pasted into statements are quoted.
+"""
+TWO_PC_NOTE = """\
+-- Two-phase commit variant (the -2pc workloads, pgbench -M simple): the
+-- transaction ends with PREPARE TRANSACTION and COMMIT PREPARED instead of
+-- COMMIT, its gid unique per client.  A 40001 at PREPARE ends the
+-- transaction (pgbench retries it).  Text values pasted in are quoted.
+"""
+TWO_PC_END = """\
+PREPARE TRANSACTION 'tpcc_:client_id';
+COMMIT PREPARED 'tpcc_:client_id';
+"""
+SIMPLE_QUOTES = [(":s_dist);", "':s_dist');"), (":w_name::text", "':w_name'::text"),
+                 (":d_name::text", "':d_name'::text")]
+
+
+def simple_mode(text, two_pc=False):
+    """text (a script ending with one COMMIT;) for pgbench -M simple, and
+    with the two-phase ending if two_pc."""
+    assert text.count("\nCOMMIT;\n") == 1, "expected one COMMIT"
+    quoted = 0
+    for a, b in SIMPLE_QUOTES:
+        quoted += text.count(a)
+        text = text.replace(a, b)
+    assert quoted > 0, "no text value to quote"
+    if two_pc:
+        text = text.replace("\nCOMMIT;\n", "\n" + TWO_PC_END)
+    if text.startswith(HEADER):
+        text = text[len(HEADER):]
+    return HEADER + (TWO_PC_NOTE if two_pc else SIMPLE_NOTE) + text
+
+
 def write(path, text):
     with open(os.path.join(HERE, path), "w") as f:
         f.write(text)
@@ -552,6 +596,12 @@ def main():
     write("tpcc/client_stock_level.sql", stock_level_client())
     write("tpcc/sp_new_order.sql", sp_new_order())
     write("tpcc/sp_payment.sql", sp_payment())
+    with open(os.path.join(HERE, "tpcc/payment.sql")) as f:
+        payment = f.read()
+    write("tpcc/new_order_simple.sql", simple_mode(new_order()))
+    write("tpcc/payment_simple.sql", simple_mode(payment))
+    write("tpcc/new_order_2pc.sql", simple_mode(new_order(), two_pc=True))
+    write("tpcc/payment_2pc.sql", simple_mode(payment, two_pc=True))
     # reads and writes alternate; the single write of 15r1w comes last
     write("ycsb/r8w8.sql", ycsb("rw" * 8, "8 reads and 8 writes, alternating"))
     write("ycsb/r8w8u.sql", ycsb("rw" * 8, "8 reads and 8 writes, alternating, writes unsorted",

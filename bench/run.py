@@ -51,12 +51,19 @@ TPCC_MIXES = {
                ("tpcc/client_order_status.sql", 4), ("tpcc/client_delivery.sql", 4),
                ("tpcc/client_stock_level.sql", 4)],
     "sp": [("tpcc/sp_new_order.sql", 50), ("tpcc/sp_payment.sql", 50)],
+    # New-Order + Payment ending with PREPARE TRANSACTION + COMMIT PREPARED
+    # (-2pc), and without (-simple), both for pgbench -M simple (bench/gen.py)
+    "2pc": [("tpcc/new_order_2pc.sql", 50), ("tpcc/payment_2pc.sql", 50)],
+    "simple": [("tpcc/new_order_simple.sql", 50), ("tpcc/payment_simple.sql", 50)],
 }
 TPCC_MIX_DESC = {
     "np": "TPC-C-like New-Order + Payment 50/50",
     "full": "TPC-C-like full mix 45/43/4/4/4",
     "client": "TPC-C as a client (BenchBase) issues it, full mix 45/43/4/4/4, no declarations",
     "sp": "TPC-C New-Order + Payment 50/50 as PL/pgSQL functions, no declarations",
+    "2pc": "TPC-C-like New-Order + Payment 50/50, each ending with PREPARE TRANSACTION + COMMIT PREPARED "
+           "(pgbench -M simple)",
+    "simple": "TPC-C-like New-Order + Payment 50/50 (pgbench -M simple, as -2pc without two-phase commit)",
 }
 YCSB_KINDS = {
     "r8w8": [("ycsb/r8w8.sql", 100)],
@@ -83,7 +90,12 @@ SWEEP_SIZES_KB = [1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024]
 
 
 class Workload:
-    """tpcc-w<W>[-full|-client|-sp][-report|-reader<S>] or ycsb-<kind>-t<theta>.
+    """tpcc-w<W>[-full|-client|-sp|-2pc|-simple][-report|-reader<S>] or ycsb-<kind>-t<theta>.
+
+    -2pc: New-Order + Payment ending with PREPARE TRANSACTION and COMMIT
+    PREPARED; -simple: the same without two-phase commit.  Both run pgbench
+    with -M simple (the gid holds :client_id, which -M prepared cannot
+    substitute inside a literal), on the tpcc_w<W> database of the default.
 
     -client and -sp run on their own database (tpcc_w<W>_nodecl), loaded
     without the column groups that tpcc/indexes.sql declares for the others.
@@ -98,18 +110,24 @@ class Workload:
         self.name = name
         self.report = False
         self.reader_hold = 0
-        m = re.fullmatch(r"tpcc-w(\d+)(-full|-client|-sp)?(-decl)?(?:-report|-reader(\d+))?", name)
+        m = re.fullmatch(r"tpcc-w(\d+)(-full|-client|-sp|-2pc|-simple)?(-decl)?(?:-report|-reader(\d+))?", name)
         if m:
             self.report = name.endswith("-report")
             self.reader_hold = int(m.group(4) or 0)
             self.kind = "tpcc"
             self.warehouses = int(m.group(1))
             self.mix = (m.group(2) or "-np")[1:]
+            self.query_mode = "prepared"
+            self.two_pc = self.mix == "2pc"
+            if self.mix in ("2pc", "simple"):
+                self.query_mode = "simple"
+                if m.group(3):
+                    raise SystemExit(f"{name}: -decl is for -client and -sp")
             self.scripts = TPCC_MIXES[self.mix]
             # users' TPC-C runs on tables without fpsketch declarations;
             # -decl: the same statements with bench/tpcc/indexes.sql's groups
             self.with_decl = bool(m.group(3)) and self.mix in ("client", "sp")
-            self.declared = self.mix in ("np", "full") or self.with_decl
+            self.declared = self.mix in ("np", "full", "2pc", "simple") or self.with_decl
             self.dataset = f"tpcc_w{self.warehouses}" + (
                 "_decl" if self.with_decl else "" if self.declared else "_nodecl")
             self.defines = dict(TPCC_C, warehouses=self.warehouses)
@@ -135,8 +153,10 @@ class Workload:
             self.defines = zipf.constants(records, self.theta)
             self.param = f"theta {self.theta:g}, {records} keys"
             self.desc = f"YCSB-like {YCSB_DESC[self.ycsb_kind]}"
+            self.query_mode = "prepared"
+            self.two_pc = False
             return
-        raise SystemExit(f"unknown workload {name!r} (tpcc-w<N>[-full|-client|-sp][-report|-reader<S>] or "
+        raise SystemExit(f"unknown workload {name!r} (tpcc-w<N>[-full|-client|-sp|-2pc|-simple][-report|-reader<S>] or "
                          f"ycsb-{{{','.join(YCSB_KINDS)}}}-t<theta>)")
 
 
@@ -443,7 +463,7 @@ def ensure_datasets(cl, workloads, ams, reuse):
 # ---------------------------------------------------------------- a run ----
 
 def pgbench_cmd(args, w, db, logprefix):
-    cmd = ["pgbench", "-n", "-M", "prepared", "-c", str(args.clients), "-j", str(args.jobs),
+    cmd = ["pgbench", "-n", "-M", w.query_mode, "-c", str(args.clients), "-j", str(args.jobs),
            "-T", str(args.duration), f"--max-tries={args.max_tries}", "--failures-detailed",
            "-P", str(args.progress), "-l", f"--log-prefix={logprefix}",
            f"--random-seed={args.random_seed}"]
@@ -983,6 +1003,16 @@ def run_row(cl, args, w, row, settings, workdir, rawdir, idx, total, eta):
             f.write("\n$ PGOPTIONS='" + env["PGOPTIONS"] + "' " + " ".join(reader.cmd) + " <<EOF\n"
                     + reader.sql + "EOF\n" + json.dumps(reader_res) + "\n")
     time.sleep(1.0)                             # let exiting backends flush their stats
+    # a prepared transaction pgbench left behind (it ends between PREPARE
+    # and COMMIT PREPARED only on an error) would hold its locks into the
+    # next row: roll it back and count it
+    prepared_left = 0
+    if w.two_pc:
+        for gid in cl.psql(db, "SELECT gid FROM pg_prepared_xacts WHERE database = current_database()").split():
+            cl.psql(db, f"ROLLBACK PREPARED '{gid}'")
+            prepared_left += 1
+        if prepared_left:
+            log(f"      !! {prepared_left} prepared transactions were left behind (rolled back)")
     after = db_stats(cl, db)
     logged = log_aborts(server_log, log_offset, w.scripts)
     with open(os.path.join(rawdir, f"{w.name}__{file_label(row.label)}_aborts.txt"), "w") as f:
@@ -1010,6 +1040,7 @@ def run_row(cl, args, w, row, settings, workdir, rawdir, idx, total, eta):
         "failed_serialization": summ["failed_serialization"], "failed_deadlock": summ["failed_deadlock"],
         "retries": summ["retries"],
         "client_errors": summ["client_errors"],
+        "prepared_left": prepared_left,
         "lat_avg_ms": round(logs["lat_avg_ms"], 2), "lat_p50_ms": round(logs["lat_p50_ms"], 2),
         "lat_p95_ms": round(logs["lat_p95_ms"], 2),
         "per_script_committed": "/".join(str(c) for c in logs["per_script"]),
@@ -1107,7 +1138,7 @@ CSV_COLS = [
     "workload", "workload_desc", "param", "config", "am", "isolation", "protocol", "variant",
     "row_settings", "fps_sketch_size_kb", "goodput_tps", "attempts", "committed", "aborts", "abort_rate", "retries",
     "failed", "failed_serialization", "failed_deadlock", "aborts_serialization", "aborts_deadlock",
-    "intended_rollbacks", "client_errors", "check_violations", "check_detail",
+    "intended_rollbacks", "client_errors", "prepared_left", "check_violations", "check_detail",
     "lat_avg_ms", "lat_p50_ms", "lat_p95_ms", "per_script_committed", "per_script_aborts",
     "aborts_by_script", "aborts_logged",
     "report_begin", "report_committed", "report_per_min", "report_retries", "report_failed",
@@ -1662,6 +1693,10 @@ def main():
     args.duration = args.duration or {"full": 60, "sweep": 30}.get(mode_name, 10)
     args.progress = args.progress or max(1, args.duration // 4)
     workloads = [Workload(n, args.records) for n in wl_names]
+    if any(w.two_pc for w in workloads):
+        # one prepared transaction per client at a time; every row of the run
+        # gets the setting, so that the rows compared share it
+        args.set = (args.set or []) + [f"max_prepared_transactions = {args.clients + 4}"]
     outdir = args.out or os.path.join(HERE, "results", mode_name)
     os.makedirs(outdir, exist_ok=True)
     rawdir = os.path.join(outdir, "raw")
