@@ -62,7 +62,8 @@ my @protocols = grep { $_ eq 'tictoc' || $_ eq 'sto' || $_ eq 'mvto' } protocols
 
 my $t0 = time;
 tpcc_setup($node, am => 'fpsketch');
-$node->safe_psql('postgres', 'CHECKPOINT');
+$node->safe_psql('postgres',
+	"INSERT INTO fault_probe VALUES (0, 'read by the Payments'); CHECKPOINT;");
 note sprintf("TPC-C load (1 warehouse): %.1f s", time - $t0);
 
 my $prepared_dir = $node->data_dir . '/pg_fpsketch/prepared';
@@ -132,12 +133,13 @@ SELECT :o_id;};
 }
 
 # Payment of $amt by customer $c of district $d (its HISTORY row's H_DATA
-# is the gid)
+# is the gid); it also reads FAULT_PROBE row 0
 sub payment_body
 {
 	my ($d, $c, $amt, $gid) = @_;
 	return qq{SET LOCAL enable_seqscan = off;
 SET LOCAL enable_bitmapscan = off;
+SELECT note FROM fault_probe WHERE id = 0 \\gset
 UPDATE warehouse SET w_ytd = w_ytd + $amt WHERE w_id = 1;
 UPDATE district SET d_ytd = d_ytd + $amt WHERE d_w_id = 1 AND d_id = $d;
 UPDATE customer SET c_balance = c_balance - $amt, c_ytd_payment = c_ytd_payment + $amt,
@@ -191,29 +193,25 @@ sub round
 	# load's Payments wait for it on their first write (holding nothing
 	# else) and its New-Orders fail reading the warehouse row, so no load
 	# transaction holds a row lock the New-Orders below would wait for
-	# forever.  A transaction reads district 3 before the Payment writes it.
+	# forever.
+	#
+	# A write skew with the prepared Payment: a transaction reads district
+	# 3 before the Payment writes it, and then writes the FAULT_PROBE row
+	# the Payment read.  It must come before the Payment (its read) and
+	# after it (its write): every protocol must fail it (40001 at the write
+	# or at PREPARE), as the Payment has prepared.
 	my $over = FpsTest::Session->new($node, app => 'fps_overlap');
 	$over->query('BEGIN; SELECT d_ytd FROM district WHERE d_w_id = 1 AND d_id = 3;');
 	my $paid = prepare_xact($gid{pay}, payment_body(3, 13, '12.34', $gid{pay}));
 	is($paid, 'paid', "$label: the Payment prepared");
 	my ($oout, $oerr) = $over->query(
-		"INSERT INTO fault_probe VALUES (" . (200 + $round_no) . ", 'overlap'); PREPARE TRANSACTION '${p}_over';");
+		"UPDATE fault_probe SET note = 'overlap' WHERE id = 0; PREPARE TRANSACTION '${p}_over';");
 	$over->close;
 	my $over_prepared = $node->safe_psql('postgres',
 		"SELECT count(*) FROM pg_prepared_xacts WHERE gid = '${p}_over'");
-	if ($proto eq 'tictoc')
-	{
-		ok($over_prepared eq '0' && $oerr =~ /ERROR:\s+40001/,
-			"$label: a transaction that read a row the prepared Payment wrote fails at PREPARE with 40001")
-		  or do { diag "prepared: $over_prepared; $oerr"; $violations++; };
-	}
-	else
-	{
-		# STO/MVTO order it before the Payment: it may prepare
-		ok($over_prepared eq '1' || $oerr =~ /ERROR:\s+40001/,
-			"$label: a transaction that read the prepared Payment's row prepared (ordered before it) or failed with 40001 ($over_prepared)")
-		  or diag $oerr;
-	}
+	ok($over_prepared eq '0' && $oerr =~ /ERROR:\s+40001/,
+		"$label: a transaction in a write skew with the prepared Payment fails with 40001")
+	  or do { diag "prepared: $over_prepared; $oerr"; $violations++; };
 	$gid{over} = "${p}_over" if $over_prepared eq '1';
 
 	my %o_id;
@@ -247,13 +245,19 @@ sub round
 		"$label: fpsketch_prepared_xacts lists each of them, recovered, with locked keys and a commit timestamp")
 	  or $violations++;
 	my @files = prepared_files();
-	my $xids = $node->safe_psql('postgres',
-		"SELECT string_agg(transaction::text, ',' ORDER BY transaction::text) FROM fpsketch_prepared_xacts");
+	my $xids = join(',',
+		sort map { sprintf('%08X', $_) } split /\n/,
+		$node->safe_psql('postgres', 'SELECT transaction FROM fpsketch_prepared_xacts'));
 	is(join(',', @files), $xids, "$label: one file per prepared transaction in pg_fpsketch/prepared, named by its xid")
 	  or $violations++;
+	# pinned counts entries: a key two prepared transactions hold (the
+	# relation keys of the tables both New-Orders insert into) is one
 	$s = stats($node);
-	ok($s->{prepared_xacts} == @gids && $s->{prepared_keys} > 0 && $s->{pinned} == $s->{prepared_keys},
-		"$label: fpsketch_stats: prepared_xacts $s->{prepared_xacts}, prepared_keys $s->{prepared_keys} = pinned $s->{pinned}")
+	my $sum_keys = $node->safe_psql('postgres', 'SELECT sum(keys) FROM fpsketch_prepared_xacts');
+	ok($s->{prepared_xacts} == @gids && $s->{prepared_keys} == $sum_keys
+		  && $s->{pinned} > 0 && $s->{pinned} <= $s->{prepared_keys},
+		"$label: fpsketch_stats: prepared_xacts $s->{prepared_xacts}, prepared_keys $s->{prepared_keys} = the view's keys, "
+		  . "pinned $s->{pinned} (no session open)")
 	  or $violations++;
 
 	# --- a reader meets the Payment's lock -------------------------------
@@ -268,11 +272,14 @@ sub round
 	  or do { diag "out: $rout\nerr: $rerr"; $violations++; };
 	ok($waited >= 0.8 * $lwt / 1000 && $waited < 10,
 		sprintf("%s: ... after fpsketch.lock_wait_timeout (waited %.2f s, timeout %d ms)", $label, $waited, $lwt));
-	# a writer of the row blocks on heap's row lock, as heap does
+	# a writer of the row does not get through: its scan reads the row
+	# first (40001 after fpsketch.lock_wait_timeout), or it waits on heap's
+	# row lock (lock_timeout)
 	my ($wout, $werr) = $reader->query(
-		"BEGIN; SET LOCAL lock_timeout = '200ms'; UPDATE district SET d_ytd = d_ytd WHERE d_w_id = 1 AND d_id = 3;");
+		"BEGIN; SET LOCAL lock_timeout = '2s'; UPDATE district SET d_ytd = d_ytd WHERE d_w_id = 1 AND d_id = 3;");
 	$reader->query('ROLLBACK;');
-	like($werr, qr/ERROR:\s+55P03:/, "$label: a writer of the Payment's row waits on the row lock (lock_timeout)");
+	like($werr, qr/ERROR:\s+(?:55P03:|40001:.*\n(?:.*\n)*?DETAIL:.*prepared transaction "$gid{pay}")/,
+		"$label: a writer of the Payment's row fails (40001 naming the gid, or lock_timeout)");
 
 	# --- resolution from a fresh session -------------------------------------
 	# (a) commits the first New-Order and the Payment; (b) the others
