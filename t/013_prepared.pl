@@ -292,6 +292,15 @@ sub round
 	my ($ret, $out, $err) = $node->psql('postgres', $sql, on_error_stop => 1);
 	is($ret, 0, "$label: COMMIT/ROLLBACK PREPARED from a fresh session") or diag $err;
 
+	# resolved by the session that ran them: before any reader waits
+	is($node->safe_psql('postgres', 'SELECT count(*) FROM fpsketch_prepared_xacts'),
+		'0', "$label: fpsketch_prepared_xacts is empty after the resolution") or $violations++;
+	is(join(',', prepared_files()), '', "$label: no file left in pg_fpsketch/prepared") or $violations++;
+	$s = stats($node);
+	is("$s->{prepared_xacts}|$s->{prepared_keys}|$s->{pinned}", '0|0|0',
+		"$label: fpsketch_stats: no prepared transaction, no prepared key, nothing pinned")
+	  or $violations++;
+
 	my ($ro, $re) = $reader->query(
 		"BEGIN; SET LOCAL fpsketch.lock_wait_timeout = '${lwt}ms'; SELECT count(*) FROM district WHERE d_w_id = 1 AND d_id = 3; COMMIT;");
 	is("$ro|$re", '1|', "$label: the reader now reads the Payment's row");
@@ -322,11 +331,6 @@ sub round
 		"$label: insert $gid{ins} " . ($commit{ins} ? 'committed' : 'rolled back'))
 	  or $violations++;
 
-	is($node->safe_psql('postgres', 'SELECT count(*) FROM fpsketch_prepared_xacts'),
-		'0', "$label: fpsketch_prepared_xacts is empty after the resolution") or $violations++;
-	is(join(',', prepared_files()), '', "$label: no file left in pg_fpsketch/prepared") or $violations++;
-	$s = stats($node);
-	is("$s->{prepared_xacts}|$s->{prepared_keys}", '0|0', "$label: fpsketch_stats: no prepared transaction, no prepared key");
 	$violations += tpcc_counts_not_lost($node, $before, $label);
 	check_all("$label after the resolution", $log_from);
 }
