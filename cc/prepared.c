@@ -227,19 +227,29 @@ compare_ranges(const void *a, const void *b)
 	return (x->first > y->first) - (x->first < y->first);
 }
 
+/* The slots that hold keys, in the order of their keys in the key area. */
+static FpsPreparedXact **
+slots_by_range(int *nused)
+{
+	FpsPreparedXact **used = palloc(sizeof(FpsPreparedXact *) * (prepared->nslots + 1));
+
+	*nused = 0;
+	for (int i = 0; i < prepared->nslots; i++)
+		if (prepared->xacts[i].state != PREPARED_FREE && prepared->xacts[i].nkeys > 0)
+			used[(*nused)++] = &prepared->xacts[i];
+	qsort(used, *nused, sizeof(FpsPreparedXact *), compare_ranges);
+	return used;
+}
+
 /* First fit in the key area for nkeys keys, or -1.  Caller holds the lock. */
 static int
 find_key_range(int nkeys)
 {
-	FpsPreparedXact **used = palloc(sizeof(FpsPreparedXact *) * (prepared->nslots + 1));
-	int			nused = 0;
+	int			nused;
+	FpsPreparedXact **used = slots_by_range(&nused);
 	int			start = 0;
 	int			i;
 
-	for (i = 0; i < prepared->nslots; i++)
-		if (prepared->xacts[i].state != PREPARED_FREE && prepared->xacts[i].nkeys > 0)
-			used[nused++] = &prepared->xacts[i];
-	qsort(used, nused, sizeof(FpsPreparedXact *), compare_ranges);
 	for (i = 0; i < nused; i++)
 	{
 		if (used[i]->first - start >= nkeys)
@@ -262,15 +272,11 @@ find_key_range(int nkeys)
 static void
 compact_key_area(void)
 {
-	FpsPreparedXact **used = palloc(sizeof(FpsPreparedXact *) * (prepared->nslots + 1));
-	int			nused = 0;
+	int			nused;
+	FpsPreparedXact **used = slots_by_range(&nused);
 	int			start = 0;
 	int			i;
 
-	for (i = 0; i < prepared->nslots; i++)
-		if (prepared->xacts[i].state != PREPARED_FREE && prepared->xacts[i].nkeys > 0)
-			used[nused++] = &prepared->xacts[i];
-	qsort(used, nused, sizeof(FpsPreparedXact *), compare_ranges);
 	for (i = 0; i < nused; i++)
 	{
 		FpsPreparedXact *x = used[i];
