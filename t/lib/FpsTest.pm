@@ -502,7 +502,15 @@ sub send
 	my ($self, $sql) = @_;
 	my $n = ++$self->{n};
 	$self->{stdin} .= "$sql\n;\n\\echo __fps_done_$n\n\\warn __fps_done_$n\n";
-	$self->{h}->pump_nb if $self->{h}->pumpable;
+
+	# until psql has it all: a caller that sends, then waits on another
+	# session (a killer watching this one's COMMIT) pumps this one no more
+	my $t0 = time;
+	while ($self->{h}->pumpable && length($self->{stdin}) > 0 && time - $t0 < 10)
+	{
+		$self->{h}->pump_nb;
+		usleep(1000) if length($self->{stdin}) > 0;
+	}
 	return $n;
 }
 
