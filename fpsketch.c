@@ -585,7 +585,10 @@ fps_process_utility(PlannedStmt *pstmt, const char *queryString,
 	 * a waiter finds it ended.
 	 */
 	if (finishes_prepared)
+	{
 		fps_prepared_resolve_ended();
+		fps_prepared_sweep_orphans();
+	}
 	if (IsA(stmt, CreateExtensionStmt) &&
 		strcmp(((CreateExtensionStmt *) stmt)->extname, "fpsketch") == 0)
 		no_parallel_workers_if_am_created();

@@ -462,6 +462,7 @@ extern void fps_prepared_resolve_ended(void);
 extern void fps_prepared_check_recovered(void);
 extern void fps_prepared_check_orphans(Oid relid);
 extern bool fps_prepared_orphans_any(void);
+extern void fps_prepared_sweep_orphans(void);
 extern bool fps_prepared_any(void);
 extern TransactionId fps_prepared_owner_xid(fps_u32 owner);
 extern fps_u64 fps_prepared_lock_commit_ts(FpsEntry *entry, fps_u64 word);

@@ -84,7 +84,7 @@ int			fps_max_prepared_keys = 16384;
 
 #define PREPARED_DIR		"pg_fpsketch/prepared"
 #define PREPARED_MAGIC		0x46505350	/* "FPSP" */
-#define PREPARED_VERSION	1
+#define PREPARED_VERSION	2
 #define PREPARED_TEMP_SUFFIX	".tmp"
 
 typedef enum PreparedState
@@ -99,6 +99,7 @@ typedef struct FpsPreparedXact
 	PreparedState state;
 	bool		recovered;		/* loaded from its file at server start */
 	bool		confirmed;		/* recovered: found prepared since */
+	bool		holds;			/* keys or a commit_ts: not only reads */
 	TransactionId xid;
 	Oid			dbid;
 	fps_u64		commit_ts;
@@ -117,13 +118,14 @@ typedef struct FpsPreparedXact
  * not in WAL.  Its written keys are not locked here, so until it ends no
  * tracked transaction may use the relation.
  */
-#define FPS_MAX_ORPHANS 64
+#define FPS_MAX_ORPHANS 1024
+#define FPS_MAX_ORPHAN_XIDS 256
 
 typedef struct FpsPreparedOrphan
 {
 	Oid			dbid;
 	Oid			relid;
-	TransactionId xid;
+	TransactionId xid;			/* Invalid once it ended */
 } FpsPreparedOrphan;
 
 typedef struct FpsPreparedShared
@@ -132,7 +134,12 @@ typedef struct FpsPreparedShared
 	pg_atomic_uint32 nheld;		/* slots not free: the fast path's test */
 	pg_atomic_uint32 unconfirmed;	/* recovered slots not resolved once */
 	pg_atomic_uint32 orphans_checked;	/* looked for orphans since recovery */
-	pg_atomic_uint32 norphans;
+	pg_atomic_uint32 norphans;	/* entries of orphans[] in use */
+	pg_atomic_uint32 orphans_left;	/* of them, with a prepared xid */
+	bool		orphans_everywhere;	/* orphans[] overflowed: every relation
+									 * waits for every xid of orphan_xids[] */
+	int			norphan_xids;
+	TransactionId orphan_xids[FPS_MAX_ORPHAN_XIDS];
 	FpsPreparedOrphan orphans[FPS_MAX_ORPHANS];
 	int			nslots;
 	int			capacity;		/* keys */
@@ -162,6 +169,7 @@ typedef struct PreparedFileHeader
 	fps_u64		commit_ts;
 	TimestampTz prepared_at;
 	int32		nkeys;
+	bool		holds;			/* see FpsPreparedXact */
 	char		gid[GIDSIZE];
 } PreparedFileHeader;
 
@@ -341,6 +349,7 @@ write_file(FpsPreparedXact *x)
 	header.commit_ts = x->commit_ts;
 	header.prepared_at = x->prepared_at;
 	header.nkeys = x->nkeys;
+	header.holds = x->holds;
 	strlcpy(header.gid, x->gid, GIDSIZE);
 	keys = palloc0(keys_size + 1);
 	for (int i = 0; i < x->nkeys; i++)
@@ -472,9 +481,15 @@ fps_prepared_reserve(FpsTxn *txn)
 		if (txn->accesses[i].locked)
 			nlocked++;
 	}
-	if (nkeys == 0 && !TransactionIdIsValid(txn->published_xid))
-		return;
-	Assert(TransactionIdIsValid(xid));
+	/*
+	 * A transaction that only read fpsketch tables keeps nothing (its reads
+	 * were validated at commit_ts, as at COMMIT), but it takes a slot and a
+	 * file all the same: a prepared transaction without one is taken for one
+	 * whose state was lost (find_orphans), and it may hold a writer's lock
+	 * on a table (an UPDATE that found no row).
+	 */
+	if (!TransactionIdIsValid(xid))
+		xid = GetTopTransactionId();
 
 	/*
 	 * Every WAL record of this xid durable first: after a crash, recovery
@@ -525,6 +540,7 @@ fps_prepared_reserve(FpsTxn *txn)
 	x->state = PREPARED_RESERVING;
 	x->recovered = false;
 	x->confirmed = true;
+	x->holds = nkeys > 0 || TransactionIdIsValid(txn->published_xid);
 	x->xid = xid;
 	x->dbid = MyDatabaseId;
 	x->commit_ts = txn->commit_ts;
@@ -572,7 +588,8 @@ fps_prepared_hand_over(FpsTxn *txn)
 		}
 		LWLockAcquire(prepared->lock, LW_EXCLUSIVE);
 		x->state = PREPARED_HELD;
-		prepared->prepares++;
+		if (x->holds)
+			prepared->prepares++;
 		LWLockRelease(prepared->lock);
 		my_slot = -1;
 	}
@@ -624,7 +641,7 @@ finish(FpsPreparedXact *x, bool committed)
 	txn.naccesses = x->nkeys;
 	txn.commit_ts = x->commit_ts;
 	/* a slot is a writer's (it wrote keys or published a commit_ts): count it so */
-	txn.raise_floor = true;
+	txn.raise_floor = x->holds;
 	for (i = 0; i < x->nkeys; i++)
 	{
 		FpsAccess  *a = &txn.accesses[i];
@@ -659,9 +676,9 @@ finish(FpsPreparedXact *x, bool committed)
 		sto_finish(&txn, committed);
 	fps_commit_ts_finish(x->xid, committed);
 	remove_file(x->xid);
-	if (committed)
+	if (committed && x->holds)
 		prepared->commits++;
-	else
+	else if (x->holds)
 		prepared->rollbacks++;
 	release_slot(x);
 }
@@ -683,9 +700,14 @@ fps_prepared_resolve_ended(void)
 
 		if (x->state != PREPARED_HELD)
 			continue;
-		/* a stale file's xid that recovery has not handed out yet */
+		/*
+		 * A stale file's xid that recovery has not handed out yet, or one so
+		 * old that its commit status is gone (a restored backup): neither is
+		 * a prepared transaction's.
+		 */
 		if (x->recovered && !x->confirmed &&
-			TransactionIdFollowsOrEquals(x->xid, ReadNextTransactionId()))
+			(TransactionIdFollowsOrEquals(x->xid, ReadNextTransactionId()) ||
+			 TransactionIdPrecedes(x->xid, ShmemVariableCache->oldestClogXid)))
 		{
 			finish(x, false);
 			continue;
@@ -724,12 +746,16 @@ xid_has_slot(TransactionId xid)
  * Once after recovery (a start, a crash restart, a promotion): find the
  * prepared transactions that wrote relations but have no slot (see
  * FpsPreparedOrphan), from the lock manager: a prepared transaction keeps
- * its locks in a dummy PGPROC, pid 0.
+ * its locks in a dummy PGPROC, pid 0.  Every fpsketch transaction that
+ * prepares has a slot (fps_prepared_reserve), so a prepared transaction
+ * without one either never touched fpsketch tables (its relations are not
+ * tracked, and their entries cost nothing) or lost its state.
  */
 static void
 find_orphans(void)
 {
 	LockData   *locks;
+	int			n = 0;
 
 	LWLockAcquire(prepared->lock, LW_EXCLUSIVE);
 	if (pg_atomic_read_u32(&prepared->orphans_checked) != 0)
@@ -744,7 +770,6 @@ find_orphans(void)
 		VirtualTransactionId vxid;
 		TransactionId xid;
 		bool		have_more = false;
-		int			n = pg_atomic_read_u32(&prepared->norphans);
 		int			j;
 
 		if (l->pid != 0 || l->locktag.locktag_type != LOCKTAG_RELATION ||
@@ -757,29 +782,53 @@ find_orphans(void)
 		xid = TwoPhaseGetXidByVirtualXID(vxid, &have_more);
 		if (!TransactionIdIsValid(xid) || xid_has_slot(xid))
 			continue;
+
+		for (j = 0; j < prepared->norphan_xids; j++)
+			if (prepared->orphan_xids[j] == xid)
+				break;
+		if (j == prepared->norphan_xids)
+		{
+			if (j == FPS_MAX_ORPHAN_XIDS)
+				ereport(WARNING,
+						(errmsg("fpsketch: more than %d prepared transactions without fpsketch state; transaction %u is not waited for",
+								FPS_MAX_ORPHAN_XIDS, xid)));
+			else
+				prepared->orphan_xids[prepared->norphan_xids++] = xid;
+		}
+
+		/* one entry per relation and transaction: each must be waited for */
 		for (j = 0; j < n; j++)
 			if (prepared->orphans[j].dbid == l->locktag.locktag_field1 &&
-				prepared->orphans[j].relid == l->locktag.locktag_field2)
+				prepared->orphans[j].relid == l->locktag.locktag_field2 &&
+				prepared->orphans[j].xid == xid)
 				break;
 		if (j < n)
 			continue;
 		if (n == FPS_MAX_ORPHANS)
 		{
-			/* the last slot stands for every relation of every database */
-			prepared->orphans[n - 1].dbid = InvalidOid;
-			prepared->orphans[n - 1].relid = InvalidOid;
+			prepared->orphans_everywhere = true;
 			continue;
 		}
 		prepared->orphans[n].dbid = l->locktag.locktag_field1;
 		prepared->orphans[n].relid = l->locktag.locktag_field2;
 		prepared->orphans[n].xid = xid;
-		pg_atomic_write_u32(&prepared->norphans, n + 1);
+		n++;
 		ereport(LOG,
 				(errmsg("fpsketch: prepared transaction %u wrote relation %u of database %u, but its fpsketch state is not on this server",
 						xid, l->locktag.locktag_field2, l->locktag.locktag_field1),
 				 errdetail("It was prepared before a failover or a restore from a base backup: pg_fpsketch/prepared is not in WAL."),
 				 errhint("COMMIT PREPARED or ROLLBACK PREPARED it (pg_prepared_xacts); if the relation uses fpsketch, transactions on it fail until then.")));
 	}
+	if (prepared->orphans_everywhere)
+		ereport(LOG,
+				(errmsg("fpsketch: prepared transactions without fpsketch state wrote more than %d relations: every fpsketch table waits for them",
+						FPS_MAX_ORPHANS)));
+	/* the entries before the counts that publish them, read unlocked */
+	pg_write_barrier();
+	pg_atomic_write_u32(&prepared->orphans_left,
+						n + (prepared->orphans_everywhere ? 1 : 0));
+	pg_atomic_write_u32(&prepared->norphans, n);
+	pg_write_barrier();
 	pg_atomic_write_u32(&prepared->orphans_checked, 1);
 	LWLockRelease(prepared->lock);
 }
@@ -799,55 +848,122 @@ fps_prepared_check_recovered(void)
 		find_orphans();
 }
 
+/* Wait for orphan xid to end, at most fpsketch.lock_wait_timeout. */
+static void
+wait_for_orphan(TransactionId xid, Oid relid)
+{
+	FpsBackoff	backoff;
+
+	fps_backoff_init(&backoff);
+	while (TransactionIdIsInProgress(xid))
+	{
+		if (!fps_backoff_wait(&backoff))
+		{
+			char	   *relname = get_rel_name(relid);
+
+			fps_atomic_add(&fps_counters->aborts[FPS_ABORT_LOCK_TIMEOUT], 1);
+			ereport(ERROR,
+					(errcode(ERRCODE_T_R_SERIALIZATION_FAILURE),
+					 errmsg("could not serialize access due to concurrent update"),
+					 errdetail("Relation \"%s\" was written by prepared transaction %u, whose fpsketch state is not on this server (it was prepared before a failover or a restore from a base backup).",
+							   relname ? relname : "?", xid),
+					 errhint("COMMIT PREPARED or ROLLBACK PREPARED it (see pg_prepared_xacts); the transaction might succeed if retried after that.")));
+		}
+	}
+}
+
 /*
  * A tracked access to relid: refused while an orphan (above) that wrote it
  * is prepared, after waiting for it as for a prepared transaction's key.
+ * Entries whose transaction ended are cleared, so that a relation no orphan
+ * holds any more costs one unlocked pass.
  */
 void
 fps_prepared_check_orphans(Oid relid)
 {
-	FpsBackoff	backoff;
 	int			n = pg_atomic_read_u32(&prepared->norphans);
+	bool		everywhere;
 
+	pg_read_barrier();
+	everywhere = prepared->orphans_everywhere;
 	for (int i = 0; i < n; i++)
 	{
-		FpsPreparedOrphan o = prepared->orphans[i];
+		TransactionId xid = prepared->orphans[i].xid;
 
-		if (!TransactionIdIsValid(o.xid) ||
-			(OidIsValid(o.relid) && (o.dbid != MyDatabaseId || o.relid != relid)))
+		if (!TransactionIdIsValid(xid) ||
+			prepared->orphans[i].dbid != MyDatabaseId ||
+			prepared->orphans[i].relid != relid)
 			continue;
-		fps_backoff_init(&backoff);
-		while (TransactionIdIsInProgress(o.xid))
-		{
-			if (!fps_backoff_wait(&backoff))
-			{
-				char	   *relname = get_rel_name(relid);
-
-				fps_atomic_add(&fps_counters->aborts[FPS_ABORT_LOCK_TIMEOUT], 1);
-				ereport(ERROR,
-						(errcode(ERRCODE_T_R_SERIALIZATION_FAILURE),
-						 errmsg("could not serialize access due to concurrent update"),
-						 errdetail("Relation \"%s\" was written by prepared transaction %u, whose fpsketch state is not on this server (it was prepared before a failover or a restore from a base backup).",
-								   relname ? relname : "?", o.xid),
-						 errhint("COMMIT PREPARED or ROLLBACK PREPARED it (see pg_prepared_xacts); the transaction might succeed if retried after that.")));
-			}
-		}
-		/* ended: forget it (all of them, once none is prepared any more) */
+		wait_for_orphan(xid, relid);
 		LWLockAcquire(prepared->lock, LW_EXCLUSIVE);
-		for (i = 0; i < (int) pg_atomic_read_u32(&prepared->norphans); i++)
-			if (TransactionIdIsInProgress(prepared->orphans[i].xid))
-				break;
-		if (i == (int) pg_atomic_read_u32(&prepared->norphans))
-			pg_atomic_write_u32(&prepared->norphans, 0);
+		if (TransactionIdIsValid(prepared->orphans[i].xid))
+		{
+			prepared->orphans[i].xid = InvalidTransactionId;
+			pg_atomic_fetch_sub_u32(&prepared->orphans_left, 1);
+		}
 		LWLockRelease(prepared->lock);
-		return;
 	}
+	if (everywhere)
+	{
+		int			nxids;
+
+		LWLockAcquire(prepared->lock, LW_SHARED);
+		nxids = prepared->norphan_xids;
+		LWLockRelease(prepared->lock);
+		for (int i = 0; i < nxids; i++)
+			wait_for_orphan(prepared->orphan_xids[i], relid);
+		/* every one ended: nothing is held up any more */
+		LWLockAcquire(prepared->lock, LW_EXCLUSIVE);
+		if (prepared->orphans_everywhere)
+		{
+			prepared->orphans_everywhere = false;
+			pg_atomic_fetch_sub_u32(&prepared->orphans_left, 1);
+		}
+		LWLockRelease(prepared->lock);
+	}
+}
+
+/*
+ * After COMMIT or ROLLBACK PREPARED: forget the orphans that ended, also
+ * those of relations nobody accessed since (heap tables, say), so that
+ * tracked accesses stop looking once none is left.
+ */
+void
+fps_prepared_sweep_orphans(void)
+{
+	if (!fps_prepared_orphans_any() || RecoveryInProgress())
+		return;
+	LWLockAcquire(prepared->lock, LW_EXCLUSIVE);
+	for (int i = 0; i < (int) pg_atomic_read_u32(&prepared->norphans); i++)
+	{
+		TransactionId xid = prepared->orphans[i].xid;
+
+		if (TransactionIdIsValid(xid) && !TransactionIdIsInProgress(xid))
+		{
+			prepared->orphans[i].xid = InvalidTransactionId;
+			pg_atomic_fetch_sub_u32(&prepared->orphans_left, 1);
+		}
+	}
+	if (prepared->orphans_everywhere)
+	{
+		int			i;
+
+		for (i = 0; i < prepared->norphan_xids; i++)
+			if (TransactionIdIsInProgress(prepared->orphan_xids[i]))
+				break;
+		if (i == prepared->norphan_xids)
+		{
+			prepared->orphans_everywhere = false;
+			pg_atomic_fetch_sub_u32(&prepared->orphans_left, 1);
+		}
+	}
+	LWLockRelease(prepared->lock);
 }
 
 bool
 fps_prepared_orphans_any(void)
 {
-	return prepared != NULL && pg_atomic_read_u32(&prepared->norphans) > 0;
+	return prepared != NULL && pg_atomic_read_u32(&prepared->orphans_left) > 0;
 }
 
 bool
@@ -1151,6 +1267,7 @@ recover(void)
 		x->state = PREPARED_HELD;
 		x->recovered = true;
 		x->confirmed = false;
+		x->holds = header.holds;
 		x->xid = header.xid;
 		x->dbid = header.dbid;
 		x->commit_ts = header.commit_ts;
@@ -1208,7 +1325,8 @@ recover(void)
 						 errhint("Increase fpsketch.max_entries.")));
 			relock(a, s, x->commit_ts);
 		}
-		fps_commit_ts_publish_for(x->xid, x->commit_ts, x->dbid);
+		if (x->holds)
+			fps_commit_ts_publish_for(x->xid, x->commit_ts, x->dbid);
 	}
 	ereport(LOG,
 			(errmsg("fpsketch: %d prepared transactions recovered, floor raised to " UINT64_FORMAT,
@@ -1230,6 +1348,7 @@ fps_prepared_shmem_init(void)
 	pg_atomic_init_u32(&prepared->unconfirmed, 0);
 	pg_atomic_init_u32(&prepared->orphans_checked, 0);
 	pg_atomic_init_u32(&prepared->norphans, 0);
+	pg_atomic_init_u32(&prepared->orphans_left, 0);
 	prepared->nslots = max_prepared_xacts;
 	/*
 	 * Prepared keys stay pinned outside the pin pool's accounting: at most a
@@ -1251,7 +1370,7 @@ fps_prepared_stats(FpsPreparedStats *stats)
 		return;
 	LWLockAcquire(prepared->lock, LW_SHARED);
 	for (int i = 0; i < prepared->nslots; i++)
-		if (prepared->xacts[i].state == PREPARED_HELD)
+		if (prepared->xacts[i].state == PREPARED_HELD && prepared->xacts[i].holds)
 		{
 			stats->xacts++;
 			stats->keys += prepared->xacts[i].nkeys;
@@ -1288,7 +1407,8 @@ fps_prepared_list(FpsPreparedInfo **out)
 		FpsPreparedXact *x = &prepared->xacts[i];
 		FpsPreparedInfo *info = &(*out)[n];
 
-		if (x->state != PREPARED_HELD)
+		/* one that only read holds nothing */
+		if (x->state != PREPARED_HELD || !x->holds)
 			continue;
 		strlcpy(info->gid, x->gid, GIDSIZE);
 		info->xid = x->xid;
