@@ -120,14 +120,7 @@ for my $round (1 .. 3)
 	my ($before) = under_load(
 		$label,
 		sub {
-			my ($pid, $query);
-			for (1 .. 100)
-			{
-				($pid, $query) = pick_backend($node);
-				last if $pid;
-				usleep(20_000);
-			}
-			die "no busy pgbench backend" unless $pid;
+			my ($pid, $query) = pick_busy_backend($node);
 			$victim = "$pid ($query)";
 			$killed{$pid} = 1;
 			kill 'KILL', $pid;

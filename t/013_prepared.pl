@@ -363,14 +363,7 @@ foreach my $proto (@protocols)
 		$proto, 'b',
 		sub {
 			my $from = log_offset($node);
-			my ($pid, $query);
-			for (1 .. 100)
-			{
-				($pid, $query) = pick_backend($node);
-				last if $pid;
-				usleep(20_000);
-			}
-			die "no busy pgbench backend" unless $pid;
+			my ($pid, $query) = pick_busy_backend($node);
 			$killed{$pid} = 1;
 			kill 'KILL', $pid;
 			$node->poll_query_until('postgres', 'SELECT 1', '1');

@@ -33,7 +33,7 @@ our @EXPORT = qw(
   log_offset log_problems
   amcheck_all
   tpcc_dir tpcc_setup tpcc_load tpcc_check tpcc_counts tpcc_counts_not_lost
-  pick_backend gdb_usable set_conf
+  pick_backend pick_busy_backend gdb_usable set_conf
 );
 
 # Connection-loss messages a client may print when its server process is
@@ -267,6 +267,21 @@ sub pick_backend
 	return undef if $ret != 0 || !defined $out || $out eq '';
 	my ($pid, $query) = split /\|/, $out, 2;
 	return wantarray ? ($pid, $query) : $pid;
+}
+
+# The same, waiting up to 2 s for a load to have one; dies if none.
+sub pick_busy_backend
+{
+	my ($node, %p) = @_;
+	my ($pid, $query);
+	for (1 .. 100)
+	{
+		($pid, $query) = pick_backend($node, %p);
+		last if $pid;
+		usleep(20_000);
+	}
+	die "no busy pgbench backend" unless $pid;
+	return ($pid, $query);
 }
 
 # ---------------------------------------------------------------------------
