@@ -1189,6 +1189,23 @@ ts_read_unpin(void)
 }
 
 /*
+ * A read at ts waited too long for key's entry: name the prepared
+ * transaction that holds it, if one does, before the pin (and with it the
+ * entry) goes.
+ */
+static pg_attribute_noreturn() void
+ts_read_timed_out(FpsEntry *entry, Oid relid)
+{
+	char		gid[GIDSIZE];
+	bool		prepared_holder = fps_prepared_lock_gid(entry, gid);
+
+	ts_read_unpin();
+	if (prepared_holder)
+		fps_abort_prepared(relid, -1, gid);
+	fps_abort(FPS_ABORT_LOCK_TIMEOUT, relid);
+}
+
+/*
  * Read key at the transaction's ts: raise its rts (no pin kept).  False if
  * an older writer holds it (STO, MVTO): the caller waits for that writer,
  * whose top-level xid *holder names if the writer recorded itself, and
@@ -1214,15 +1231,7 @@ cc_ts_read_key(fps_u64 key, Oid relid, TransactionId *holder)
 			*holder = fps_lock_holder_xid(entry);
 	}
 	else if (!(done = tictoc_ts_read(entry, fps_txn.ts)))
-	{
-		char		gid[GIDSIZE];
-		bool		prepared_holder = fps_prepared_lock_gid(entry, gid);
-
-		ts_read_unpin();
-		if (prepared_holder)
-			fps_abort_prepared(relid, -1, gid);
-		fps_abort(FPS_ABORT_LOCK_TIMEOUT, relid);
-	}
+		ts_read_timed_out(entry, relid);
 	ts_read_unpin();
 	if (done)
 	{
@@ -1258,6 +1267,7 @@ cc_ts_read_predicate(fps_u64 key, Oid relid)
 	uint32		slot = (uint32) (key ^ (key >> 32)) & (FPS_TS_RAISED - 1);
 	FpsEntry   *entry;
 	FpsBackoff	backoff;
+	fps_u64		counted_committers = 0;
 
 	if (ts_raised[slot].key == key && ts_raised[slot].generation == fps_txn.ts_generation)
 		return;
@@ -1271,21 +1281,21 @@ cc_ts_read_predicate(fps_u64 key, Oid relid)
 
 		if (committers == 0)
 			break;
-		/* prepared inserters that commit after ts: no wait (cc/prepared.c) */
-		if (fps_prepared_any() &&
-			committers == fps_prepared_committers_after(entry, fps_txn.ts) &&
-			committers == fps_committers(fps_entry_committers_load(entry)))
-			break;
-		if (!fps_backoff_wait(&backoff))
-		{
-			char		gid[GIDSIZE];
-			bool		prepared_holder = fps_prepared_lock_gid(entry, gid);
 
-			ts_read_unpin();
-			if (prepared_holder)
-				fps_abort_prepared(relid, -1, gid);
-			fps_abort(FPS_ABORT_LOCK_TIMEOUT, relid);
+		/*
+		 * Prepared inserters that commit after ts: no wait (cc/prepared.c).
+		 * Counting them scans the prepared keys: again only when the number
+		 * of committers changed.
+		 */
+		if (committers != counted_committers && fps_prepared_any())
+		{
+			counted_committers = committers;
+			if (committers == fps_prepared_committers_after(entry, fps_txn.ts) &&
+				committers == fps_committers(fps_entry_committers_load(entry)))
+				break;
 		}
+		if (!fps_backoff_wait(&backoff))
+			ts_read_timed_out(entry, relid);
 	}
 	ts_read_unpin();
 	ts_raised[slot].key = key;
