@@ -8,6 +8,7 @@ OBJS = \
 	fpsketch.o \
 	fpsketch_am.o \
 	am/gap.o \
+	am/gap_levels.o \
 	am/predicate.o \
 	am/reevaluate.o \
 	am/rowlock.o \

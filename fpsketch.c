@@ -197,7 +197,8 @@ fps_shmem_request(void)
 									add_size(add_size(add_size(fps_pool_shmem_size(),
 															   fps_relstats_shmem_size()),
 													  fps_learn_shmem_size()),
-											 fps_prepared_shmem_size())));
+											 add_size(fps_prepared_shmem_size(),
+													  fps_gap_levels_shmem_size()))));
 	RequestNamedLWLockTranche("fpsketch commit_ts",
 							  fps_commit_ts_lwlocks(fps_commit_ts_entries));
 	RequestNamedLWLockTranche("fpsketch pool", 1);
@@ -250,6 +251,7 @@ fps_shmem_startup(void)
 	fps_pool_shmem_init(mem, found);
 	fps_relstats_shmem_init();
 	fps_learn_shmem_startup();
+	fps_gap_levels_shmem_init();
 	/* last: recovering prepared transactions locks keys, publishes commit_ts */
 	fps_prepared_shmem_init();
 	LWLockRelease(AddinShmemInitLock);

@@ -13,6 +13,8 @@
 
 /* am/gap.c: walks at PRE_COMMIT, before the protocol's callback */
 extern void fps_gap_register_callbacks(void);
+extern Size fps_gap_levels_shmem_size(void);
+extern void fps_gap_levels_shmem_init(void);
 extern const TableAmRoutine *fps_table_am_routine(void);
 extern bool fps_is_fpsketch_relation(Relation rel);
 

@@ -16,6 +16,8 @@
  *					keys, and the snapshot a predicate read must use
  *	gap.c			gap keys: the part of a btree's order a scan read, and
  *					what inserts and deletes change in it
+ *	gap_levels.c	which levels (prefix lengths) of an index gap scans
+ *					read: the only ones writers walk
  *	statement.c		the statements running now (executor stack), and the
  *					column groups a statement reads or writes
  *	reevaluate.c	whether EvalPlanQual may re-evaluate a statement on a
@@ -145,6 +147,10 @@ extern void fps_gap_check_unseen(FpsIndexFetch *f, ItemPointer tid, Snapshot sna
 extern void fps_gap_note_row(Relation rel, FpsRelInfo *info, TupleTableSlot *slot);
 extern void fps_gap_note_moved(Relation rel, FpsRelInfo *info, TupleTableSlot *old,
 							   TupleTableSlot *new);
+
+/* ---- gap_levels.c ---- */
+extern void fps_gap_level_read(Oid indexoid, int nprefix);
+extern uint32 fps_gap_levels_walked(Oid indexoid);
 
 extern Snapshot fps_read_relation_predicate(Relation rel, Snapshot snapshot);
 extern void fps_index_predicate_reset(FpsIndexFetch *f);

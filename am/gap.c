@@ -16,9 +16,11 @@
  *	GAP(p, e)	the gap just below entry e and e itself, for scans in e's
  *				p-group: hash of the index, p and all of e's key values;
  *	END(p, g)	the gap after the last entry of group g;
- *	ESC(index)	every gap: read once by each gap scan (with the snapshot
- *				rules of a prefix key, predicate.c), written by a
- *				transaction that changed too many entries to walk them.
+ *	ESC(p)		every gap of the index at level p: read once by each gap
+ *				scan under p columns (with the snapshot rules of a prefix
+ *				key, predicate.c), written by a transaction that changed
+ *				too many entries to walk them, and instead of walks at a
+ *				level no gap scan has read (gap_levels.c).
  * Entries with equal values share their keys; that is only coarser.
  *
  * Readers.  A forward scan reads GAP(p, e) for every entry e the index
@@ -33,7 +35,11 @@
  * it locks its keys, from after w: it writes GAP(p, w) for every p, and
  * for every p, GAP(p, x) for each entry x in w's p-group up to and
  * including the first stable one (which it also follows), or END(p, w's
- * group) once the walk leaves that group or the index ends.
+ * group) once the walk leaves that group or the index ends.  At a level p
+ * that no gap scan has read it writes ESC(p) once instead, which every
+ * scan at p reads: enough whenever a scan at p begins (gap_levels.c).
+ * The walks of several entries of one index go in index order, one going
+ * on as the next where it meets it (walk_after_writes).
  *
  * Stable: the entry's row was inserted by a committed transaction (not
  * this one) and a snapshot taken now sees it (no committed delete).  Both
@@ -293,6 +299,7 @@ fps_gap_scan_begin(FpsIndexFetch *f, IndexScanState *iss, FpsPrefixIndex *pi,
 		(iss->ss.ps.state->es_top_eflags & EXEC_FLAG_BACKWARD) ||
 		!scan_is_contiguous(iss, nprefix))
 		return false;
+	fps_gap_level_read(pi->indexoid, nprefix);
 	g->scan = iss->iss_ScanDesc;
 	g->iss = iss;
 	g->index = *pi;
@@ -633,7 +640,8 @@ note_entry(Relation rel, FpsRelInfo *info, FpsPrefixIndex *pi, TupleTableSlot *s
 
 	if (ngap_writes >= FPS_GAP_MAX_WALKS)
 	{
-		fps_write_predicate_key(info, fps_gap_escalation_key(pi));
+		for (int p = 0; p < pi->nkeys; p++)
+			fps_write_predicate_key(info, fps_gap_escalation_key(pi, p));
 		return;
 	}
 	old = MemoryContextSwitchTo(TopTransactionContext);
@@ -717,32 +725,100 @@ fps_gap_note_moved(Relation rel, FpsRelInfo *info, TupleTableSlot *old, TupleTab
 }
 
 /*
- * Walk from after the entry w inserted or deleted (header): GAP(p, w) and,
- * for every p, the gaps up to the first stable entry of w's p-group or the
- * group's end.
+ * The order of key values a and b in index: negative, zero or positive as
+ * strcmp (every key column of a gap index is NOT NULL).
+ */
+static int
+compare_values(Relation index, int nkeys, const Datum *a, const Datum *b)
+{
+	for (int i = 0; i < nkeys; i++)
+	{
+		int32		cmp = DatumGetInt32(FunctionCall2Coll(index_getprocinfo(index, i + 1, BTORDER_PROC),
+														  index->rd_indcollation[i], a[i], b[i]));
+
+		if (cmp != 0)
+			return cmp;
+	}
+	return 0;
+}
+
+static int
+compare_gap_writes(const void *a, const void *b, void *arg)
+{
+	const GapWrite *wa = *(GapWrite *const *) a;
+	const GapWrite *wb = *(GapWrite *const *) b;
+
+	return compare_values((Relation) arg, wa->nkeys, wa->values, wb->values);
+}
+
+static int
+compare_by_index(const void *a, const void *b)
+{
+	const GapWrite *wa = *(GapWrite *const *) a;
+	const GapWrite *wb = *(GapWrite *const *) b;
+
+	if (wa->indexoid != wb->indexoid)
+		return wa->indexoid < wb->indexoid ? -1 : 1;
+	return 0;
+}
+
+/* The state of the walk from one written entry (header: Writers). */
+typedef struct WalkFrom
+{
+	GapWrite   *w;
+	uint32		levels;			/* the levels p walked (am/gap_levels.c) */
+	uint64		own[INDEX_MAX_KEYS];
+	bool		done[INDEX_MAX_KEYS];
+	int			ndone;
+} WalkFrom;
+
+/* Begin the walk from w: GAP(p, w) for every p walked. */
+static void
+walk_from(WalkFrom *s, GapWrite *w, FpsRelInfo *info, FpsPrefixIndex *pi)
+{
+	s->w = w;
+	s->ndone = 0;
+	for (int i = 0; i < pi->nkeys; i++)
+	{
+		s->own[i] = fps_hash_value(pi->types[i], pi->collations[i], w->values[i], false);
+		s->done[i] = (s->levels & ((uint32) 1 << i)) == 0;
+		if (s->done[i])
+			s->ndone++;
+	}
+	for (int p = 0; p < pi->nkeys; p++)
+		if (!s->done[p])
+			fps_write_predicate_key(info, fps_gap_key(pi, p, s->own));
+}
+
+/*
+ * The walks after the entries ws[0..n-1] this transaction inserted or
+ * deleted in one index (header: Writers), in index order.  A walk that
+ * meets the next written entry goes on, in the same index scan, as that
+ * entry's walk: in the groups the two share, what this walk would have
+ * walked from there on is the next one's walk (both go on to the same
+ * first stable entry, or the group's end), and in the others this one has
+ * ended.  So the lines of one order take one index descent, not one each
+ * with ever longer walks.  A written entry
+ * the scan passes without meeting (its index tuple was removed: a
+ * rolled-back insert) gets a walk of its own.
  */
 static void
-walk_after_write(GapWrite *w)
+walk_after_writes(GapWrite **ws, int n)
 {
-	Relation	heap = try_relation_open(w->relid, AccessShareLock);
+	Relation	heap = try_relation_open(ws[0]->relid, AccessShareLock);
 	Relation	index;
 	FpsRelInfo *info;
 	FpsPrefixIndex *pi;
-	ScanKeyData key;
-	ScanKeyData members[INDEX_MAX_KEYS];
-	uint64		own[INDEX_MAX_KEYS];
-	bool		done[INDEX_MAX_KEYS];
-	int			ndone = 0;
-	IndexScanDesc walk;
-	ItemPointer tid;
+	uint32		levels;
+	bool	   *walked;
 
 	/* dropped by this transaction: nobody reads its gaps any more */
 	if (heap == NULL)
 		return;
-	index = try_relation_open(w->indexoid, AccessShareLock);
+	index = try_relation_open(ws[0]->indexoid, AccessShareLock);
 	if (index == NULL || !fps_tracking_active(heap, &info) ||
-		(pi = fps_prefix_index(info, w->indexoid)) == NULL || !pi->has_gaps ||
-		pi->nkeys != w->nkeys)
+		(pi = fps_prefix_index(info, ws[0]->indexoid)) == NULL || !pi->has_gaps ||
+		pi->nkeys != ws[0]->nkeys)
 	{
 		if (index != NULL)
 			relation_close(index, AccessShareLock);
@@ -750,59 +826,108 @@ walk_after_write(GapWrite *w)
 		return;
 	}
 
-	for (int i = 0; i < pi->nkeys; i++)
-	{
-		own[i] = fps_hash_value(pi->types[i], pi->collations[i], w->values[i], false);
-		done[i] = false;
-	}
+	/*
+	 * The levels no gap scan has read: their ESC keys instead of walks
+	 * (am/gap_levels.c).
+	 */
+	levels = fps_gap_levels_walked(pi->indexoid);
 	for (int p = 0; p < pi->nkeys; p++)
-		fps_write_predicate_key(info, fps_gap_key(pi, p, own));
+		if ((levels & ((uint32) 1 << p)) == 0)
+			fps_write_predicate_key(info, fps_gap_escalation_key(pi, p));
+	if ((levels & (((uint64) 1 << pi->nkeys) - 1)) == 0)
+		n = 0;
 
-	keys_after(index, 0, pi->nkeys, w->values, &key, members);
-	walk = walk_begin(index, snapshot_now(), &key, 1);
-	while (ndone < pi->nkeys && (tid = index_getnext_tid(walk, ForwardScanDirection)) != NULL)
+	qsort_arg(ws, n, sizeof(GapWrite *), compare_gap_writes, index);
+	walked = palloc0(sizeof(bool) * n);
+	for (int first = 0; first < n; first++)
 	{
-		uint64		hashes[INDEX_MAX_KEYS];
-		bool		unseen;
-		bool		stable;
-		int			common;
+		WalkFrom	s;
+		ScanKeyData key;
+		ScanKeyData members[INDEX_MAX_KEYS];
+		IndexScanDesc walk;
+		ItemPointer tid;
+		int			next = first;
 
-		/* the columns the entry shares with w: it is in w's p-groups for p <= common */
-		for (common = 0; common < pi->nkeys; common++)
-		{
-			bool		isnull;
-			Datum		value = index_getattr(walk->xs_itup, common + 1,
-											  walk->xs_itupdesc, &isnull);
+		if (walked[first])
+			continue;
+		s.levels = levels;
+		/* entries with equal values share their keys and their walk */
+		while (next < n && compare_values(index, pi->nkeys, ws[next]->values,
+										  ws[first]->values) == 0)
+			walked[next++] = true;
+		walk_from(&s, ws[first], info, pi);
 
-			if (isnull ||
-				DatumGetInt32(FunctionCall2Coll(index_getprocinfo(index, common + 1, BTORDER_PROC),
-												index->rd_indcollation[common],
-												value, w->values[common])) != 0)
-				break;
-		}
-		entry_hashes(pi, walk->xs_itup, walk->xs_itupdesc, hashes);
-		stable = examine_entry(heap, tid, snapshot_now(), NULL, &unseen);
-		for (int p = 0; p < pi->nkeys; p++)
+		keys_after(index, 0, pi->nkeys, s.w->values, &key, members);
+		walk = walk_begin(index, snapshot_now(), &key, 1);
+		while (s.ndone < pi->nkeys &&
+			   (tid = index_getnext_tid(walk, ForwardScanDirection)) != NULL)
 		{
-			if (done[p])
-				continue;
-			if (p <= common && stable)
-				fps_follow_predicate_key(info, fps_gap_key(pi, p, hashes));
-			else if (p <= common)
-				fps_write_predicate_key(info, fps_gap_key(pi, p, hashes));
-			else
-				fps_write_predicate_key(info, fps_gap_end_key(pi, p, own));
-			if (p > common || stable)
+			Datum		values[INDEX_MAX_KEYS];
+			uint64		hashes[INDEX_MAX_KEYS];
+			bool		unseen;
+			bool		stable;
+			int			common;
+
+			for (int i = 0; i < pi->nkeys; i++)
 			{
-				done[p] = true;
-				ndone++;
+				bool		isnull;
+
+				values[i] = index_getattr(walk->xs_itup, i + 1, walk->xs_itupdesc, &isnull);
+				if (isnull)
+					elog(ERROR, "fpsketch: NULL in key column %d of index \"%s\"",
+						 i + 1, RelationGetRelationName(index));
+			}
+			/* the entry is in w's p-groups for p <= common */
+			for (common = 0; common < pi->nkeys; common++)
+				if (DatumGetInt32(FunctionCall2Coll(index_getprocinfo(index, common + 1, BTORDER_PROC),
+													index->rd_indcollation[common],
+													values[common], s.w->values[common])) != 0)
+					break;
+			/* a duplicate of the entry walked from: its keys are w's */
+			if (common == pi->nkeys)
+				continue;
+
+			entry_hashes(pi, walk->xs_itup, walk->xs_itupdesc, hashes);
+			stable = examine_entry(heap, tid, snapshot_now(), NULL, &unseen);
+			for (int p = 0; p < pi->nkeys; p++)
+			{
+				if (s.done[p])
+					continue;
+				if (p <= common && stable)
+					fps_follow_predicate_key(info, fps_gap_key(pi, p, hashes));
+				else if (p <= common)
+					fps_write_predicate_key(info, fps_gap_key(pi, p, hashes));
+				else
+					fps_write_predicate_key(info, fps_gap_end_key(pi, p, s.own));
+				if (p > common || stable)
+				{
+					s.done[p] = true;
+					s.ndone++;
+				}
+			}
+
+			/* skip written entries walked already or passed unmet */
+			while (next < n &&
+				   (walked[next] ||
+					compare_values(index, pi->nkeys, ws[next]->values, values) < 0))
+				next++;
+			/* met the next one: its walk goes on from here */
+			if (next < n && compare_values(index, pi->nkeys, ws[next]->values, values) == 0)
+			{
+				GapWrite   *v = ws[next];
+
+				while (next < n &&
+					   compare_values(index, pi->nkeys, ws[next]->values, v->values) == 0)
+					walked[next++] = true;
+				walk_from(&s, v, info, pi);
 			}
 		}
+		index_endscan(walk);
+		for (int p = 0; p < pi->nkeys; p++)
+			if (!s.done[p])
+				fps_write_predicate_key(info, fps_gap_end_key(pi, p, s.own));
 	}
-	index_endscan(walk);
-	for (int p = 0; p < pi->nkeys; p++)
-		if (!done[p])
-			fps_write_predicate_key(info, fps_gap_end_key(pi, p, own));
+	pfree(walked);
 	relation_close(index, AccessShareLock);
 	relation_close(heap, AccessShareLock);
 }
@@ -821,8 +946,25 @@ fps_gap_xact_callback(XactEvent event, void *arg)
 	{
 		case XACT_EVENT_PRE_COMMIT:
 		case XACT_EVENT_PRE_PREPARE:
-			foreach(lc, gap_writes)
-				walk_after_write((GapWrite *) lfirst(lc));
+			if (gap_writes != NIL)
+			{
+				int			n = list_length(gap_writes);
+				GapWrite  **ws = palloc(sizeof(GapWrite *) * n);
+				int			i = 0;
+				int			run;
+
+				foreach(lc, gap_writes)
+					ws[i++] = (GapWrite *) lfirst(lc);
+				/* one index at a time (indexes of different tables differ) */
+				qsort(ws, n, sizeof(GapWrite *), compare_by_index);
+				for (run = 0; run < n; run = i)
+				{
+					for (i = run + 1; i < n && ws[i]->indexoid == ws[run]->indexoid; i++)
+						;
+					walk_after_writes(ws + run, i - run);
+				}
+				pfree(ws);
+			}
 			break;
 		case XACT_EVENT_COMMIT:
 		case XACT_EVENT_ABORT:

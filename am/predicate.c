@@ -465,10 +465,10 @@ read_index_predicate(FpsIndexFetch *f, IndexScanState *iss, Snapshot snapshot)
 		pi = fps_prefix_index(info, RelationGetRelid(iss->iss_ScanDesc->indexRelation));
 	if (pi != NULL)
 		nprefix = equality_prefix(iss, pi, hashes);
-	/* a scan that reads gap keys reads the index's ESC key here (am/gap.c) */
+	/* a scan that reads gap keys reads its level's ESC key here (am/gap.c) */
 	if (pi != NULL && !fps_ts_mode(snapshot) &&
 		fps_gap_scan_begin(f, iss, pi, nprefix, hashes))
-		key = fps_gap_escalation_key(pi);
+		key = fps_gap_escalation_key(pi, nprefix);
 	else
 		key = nprefix > 0 ? fps_prefix_key(pi, nprefix, hashes) : info->relation_key;
 

@@ -204,7 +204,7 @@ extern uint64 fps_hash_value(struct TypeCacheEntry *type, Oid collation, Datum v
 extern fps_u64 fps_prefix_key(FpsPrefixIndex *index, int nprefix, const uint64 *hashes);
 extern fps_u64 fps_gap_key(FpsPrefixIndex *index, int nprefix, const uint64 *hashes);
 extern fps_u64 fps_gap_end_key(FpsPrefixIndex *index, int nprefix, const uint64 *hashes);
-extern fps_u64 fps_gap_escalation_key(FpsPrefixIndex *index);
+extern fps_u64 fps_gap_escalation_key(FpsPrefixIndex *index, int nprefix);
 
 /* ---- transaction state (cc/txn.c) ---- */
 

@@ -214,18 +214,24 @@ fps_gap_end_key(FpsPrefixIndex *index, int nprefix, const uint64 *hashes)
 	return index_key(index, nprefix, hashes, nprefix, FPS_SEED_GAP_END_KEY);
 }
 
-/* Every gap of the index: read by each gap scan, written by bulk writers. */
+/*
+ * Every gap of the index at one level (prefix length): read by each gap
+ * scan at that level, written by writers that do not walk the level (bulk
+ * writers, and am/gap_levels.c).
+ */
 fps_u64
-fps_gap_escalation_key(FpsPrefixIndex *index)
+fps_gap_escalation_key(FpsPrefixIndex *index, int nprefix)
 {
 	struct
 	{
 		Oid			dbid;
 		Oid			indexoid;
+		uint64		nprefix;
 	}			buf;
 
 	buf.dbid = MyDatabaseId;
 	buf.indexoid = index->indexoid;
+	buf.nprefix = nprefix;
 	return XXH3_64bits_withSeed(&buf, sizeof(buf), FPS_SEED_GAP_ESCALATION_KEY);
 }
 

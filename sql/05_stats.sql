@@ -88,11 +88,22 @@ ROLLBACK;
 SELECT pinned, pinned_hwm, increfs, decrefs, commits, read_only_commits FROM fpsketch_stats;
 SELECT v FROM st WHERE id = 8;
 
--- a multi-row insert pins every new key (with the gap keys of its entries
--- and the one after the last, am/gap.c); a sequential scan reads every row
+-- a multi-row insert pins every new key: row, relation, escalation and
+-- prefix keys, and one ESC key for the gaps of st_pkey, which no gap scan
+-- has read yet (am/gap_levels.c)
 SELECT fpsketch_stats_reset();
 INSERT INTO st SELECT g, 'new' FROM generate_series(11, 15) g;
 SELECT pinned_hwm, increfs, decrefs, commits FROM fpsketch_stats;
+-- after a range scan of st_pkey (a gap scan at level 0), inserts walk that
+-- level instead: the gap keys of the new entries and the one after the
+-- last (am/gap.c), one walk for the five
+BEGIN;
+SELECT count(*) FROM st WHERE id > 100;
+COMMIT;
+SELECT fpsketch_stats_reset();
+INSERT INTO st SELECT g, 'new' FROM generate_series(16, 20) g;
+SELECT pinned_hwm, increfs, decrefs, commits FROM fpsketch_stats;
+-- a sequential scan reads every row
 RESET enable_seqscan;
 RESET enable_bitmapscan;
 SELECT fpsketch_stats_reset();
