@@ -142,6 +142,7 @@ fps_statement_only_reads(void)
  * triggers (they see and may change whole rows), CHECK constraints and
  * generated columns (computed from columns not SET), or a changed identity
  * (a new row key).  A statement that only tests existence reads group 0.
+ * With learned groups, group 0 goes with the others (below).
  */
 FpsGroupMask
 fps_statement_groups(Relation rel, FpsRelInfo *info, bool written)
@@ -226,6 +227,22 @@ fps_statement_groups(Relation rel, FpsRelInfo *info, bool written)
 		return all;
 	if (mask == 0)
 		mask = 1;
+
+	/*
+	 * Learned groups: group 0 holds the identity and the columns no UPDATE
+	 * was seen to set.  An UPDATE that sets one of them anyway writes every
+	 * group, as inserts, deletes and identity changes do, so the key of any
+	 * other group also describes group 0's columns: a read of group 0 and
+	 * others pins only the others (one key less per row of a Payment, or of
+	 * a New-Order's stock rows).  Declared groups keep group 0 apart.
+	 */
+	if (!info->groups_declared && (mask & 1))
+	{
+		if (written)
+			mask = all;
+		else if (mask != 1)
+			mask &= ~(FpsGroupMask) 1;
+	}
 	cached_statement[written] = statement;
 	cached_relid[written] = info->relid;
 	cached_mask[written] = mask;

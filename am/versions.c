@@ -180,7 +180,10 @@ newest_differs_in_group(FpsVersionCheck *check, int g)
 		Datum		oldval;
 		Datum		newval;
 
-		if (att->attisdropped || check->info->attgroup[attnum] != g)
+		/* learned groups: a read of group g also read group 0 (statement.c) */
+		if (att->attisdropped ||
+			(check->info->attgroup[attnum] != g &&
+			 (check->info->attgroup[attnum] != 0 || check->info->groups_declared)))
 			continue;
 		oldval = slot_getattr(check->slot, attnum, &oldnull);
 		newval = heap_getattr(&newest, attnum, desc, &newnull);
