@@ -281,7 +281,9 @@ write_fine_key(Relation rel, FpsRelState *rs, FpsRelInfo *info, fps_u64 key,
 /*
  * Write the keys of groups of the row whose key is key; false: untracked.
  * The row's other groups are followed (cc_follow): heap's new version of the
- * row carries them too, so it must come after their last writers.
+ * row carries them too, so it must come after their last writers.  With
+ * learned groups, every writer of group 0 writes every group (statement.c),
+ * so a write of another group comes after group 0's last writer already.
  */
 static bool
 write_row_groups(Relation rel, FpsRelState *rs, FpsRelInfo *info, fps_u64 key,
@@ -289,6 +291,8 @@ write_row_groups(Relation rel, FpsRelState *rs, FpsRelInfo *info, fps_u64 key,
 {
 	for (int g = 0; g < info->ngroups; g++)
 	{
+		if (g == 0 && !info->groups_declared && groups != 0 && !(groups & 1))
+			continue;
 		if (groups & (1 << g))
 		{
 			if (!write_fine_key(rel, rs, info, fps_group_key(key, g), false, g))

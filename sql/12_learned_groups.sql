@@ -47,8 +47,10 @@ SELECT wait_learned('lg', 3);
 SELECT * FROM learned;
 
 -- what a learned group costs: a read of a column outside group 0 pins its
--- group's key besides group 0's (the WHERE clause reads id), an UPDATE
--- pins what it reads (id, bal: groups 0 and 2) and writes group 2 only
+-- group's key (the WHERE clause reads id: group 0 goes with the others, as
+-- every writer of group 0 writes every group); an UPDATE of bal writes
+-- bal's group, follows the other groups but group 0, and writes the
+-- escalation key besides reading the prefix key
 SET enable_seqscan = off;
 SET enable_bitmapscan = off;
 BEGIN;
