@@ -142,7 +142,7 @@ fps_statement_only_reads(void)
  * triggers (they see and may change whole rows), CHECK constraints and
  * generated columns (computed from columns not SET), or a changed identity
  * (a new row key).  A statement that only tests existence reads group 0.
- * With learned groups, group 0 goes with the others (below).
+ * With learned groups, a write of group 0 writes every group (below).
  */
 FpsGroupMask
 fps_statement_groups(Relation rel, FpsRelInfo *info, bool written)
@@ -234,15 +234,12 @@ fps_statement_groups(Relation rel, FpsRelInfo *info, bool written)
 	 * group, as inserts, deletes and identity changes do, so the key of any
 	 * other group also describes group 0's columns: a read of group 0 and
 	 * others pins only the others (one key less per row of a Payment, or of
-	 * a New-Order's stock rows).  Declared groups keep group 0 apart.
+	 * a New-Order's stock rows), which track.c decides per row, from what
+	 * the transaction read of the row before.  Declared groups keep group 0
+	 * apart.
 	 */
-	if (!info->groups_declared && (mask & 1))
-	{
-		if (written)
-			mask = all;
-		else if (mask != 1)
-			mask &= ~(FpsGroupMask) 1;
-	}
+	if (!info->groups_declared && (mask & 1) && written)
+		mask = all;
 	cached_statement[written] = statement;
 	cached_relid[written] = info->relid;
 	cached_mask[written] = mask;

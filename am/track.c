@@ -67,6 +67,37 @@ untracked_ddl_read(Relation rel, FpsRelState *rs)
 }
 
 /*
+ * Learned groups: the keys a read of the groups the statement references
+ * (groups) goes through for the row whose key is key.  The key of any
+ * group but 0 describes group 0's columns as well (an UPDATE that sets one
+ * of them writes every group, am/statement.c), so a read of group 0 and
+ * others pins only the others.  But group 0 must be read through the same
+ * keys all transaction long, or a reread of its columns would be a first
+ * read of another key and return a newer version, where a reread gets the
+ * version read before or fails (fps_reread_first_version): so add the keys
+ * group 0 of the row was read through before (its own, or those marked
+ * read_zero), and read group 0 alone through them if there are any.
+ */
+static FpsGroupMask
+learned_group_keys(FpsRelInfo *info, fps_u64 key, FpsGroupMask groups)
+{
+	FpsGroupMask before = 0;
+
+	if (info->groups_declared || info->ngroups <= 1 || !(groups & 1))
+		return groups;
+	for (int g = 0; g < info->ngroups; g++)
+	{
+		FpsAccess  *access = fps_txn_lookup(fps_group_key(key, g));
+
+		if (access != NULL && access->is_read && (g == 0 || access->read_zero))
+			before |= (FpsGroupMask) 1 << g;
+	}
+	if (groups == 1)
+		return before != 0 ? before : groups;
+	return (groups & ~(FpsGroupMask) 1) | before;
+}
+
+/*
  * The version in slot was read by the transaction's logic: the column
  * groups the statement references, or all of them for a unique check (a
  * dirty snapshot: unique, exclusion and ON CONFLICT arbiter checks), which
@@ -85,6 +116,7 @@ fps_track_read(Relation rel, TupleTableSlot *slot, bool unique_check)
 	TransactionId xmin;
 	fps_u64		key;
 	bool		all_read_before = true;
+	bool		read_zero = false;
 	ItemPointerData first_tid;
 	TransactionId first_xmin = InvalidTransactionId;
 	int			g;
@@ -116,7 +148,15 @@ fps_track_read(Relation rel, TupleTableSlot *slot, bool unique_check)
 		return;
 	}
 	key = fps_key_from_slot(rel, info, slot);
-	groups = unique_check ? FPS_ALL_GROUPS(info) : fps_statement_groups(rel, info, false);
+	if (unique_check)
+		groups = FPS_ALL_GROUPS(info);
+	else
+	{
+		FpsGroupMask referenced = fps_statement_groups(rel, info, false);
+
+		groups = learned_group_keys(info, key, referenced);
+		read_zero = (referenced & 1) != 0 && !info->groups_declared;
+	}
 	version.is_stale = fps_version_is_stale;
 	version.updater_in_progress = fps_version_updater_in_progress;
 	version.wait_for = fps_wait_for_transaction;
@@ -134,6 +174,8 @@ fps_track_read(Relation rel, TupleTableSlot *slot, bool unique_check)
 			return;
 		}
 		access->row_group = g;
+		if (read_zero && g != 0)
+			access->read_zero = true;
 		/* after the first access: the transaction's end will release it */
 		if (unlikely(fps_txn.held_snapshot == NULL))
 			fps_hold_read_versions();

@@ -227,6 +227,8 @@ typedef struct FpsAccess
 	bool		locked;			/* we hold the entry's lock bit */
 	bool		committing;		/* we count among the entry's committers */
 	uint16		nreads;			/* row versions read through this key */
+	bool		read_zero;		/* learned groups: group 0 read through it
+								 * too (am/track.c) */
 	uint32		read_stmt;		/* statement of the first read (0: none) */
 	ItemPointerData first_tid;	/* storage's name of the version first read */
 	TransactionId first_xmin;
