@@ -400,9 +400,21 @@ entry_precedes(FpsGapScan *g, IndexTuple a, TupleDesc adesc, IndexTuple b, Tuple
  * it is in flight, its gap key is read (its commit installs there).
  * Inserts after this look write the key read, or the gap of an entry read
  * here (header).  gaps: read the keys of unstable entries.
+ *
+ * with_upto: upto is in the scan's range, and every entry with its values
+ * is looked at too, whichever side of upto its heap TID puts it: entries
+ * with equal values share their key, so one inserted after the page was
+ * copied (a duplicate, or a deleted key inserted again beside its dead
+ * entry) and committed before the key was read orders the scan after a
+ * row it misses (found by review).  Entries with prev's values need no
+ * look: the look when prev's key was read covered those there were, and
+ * later ones install on that key after the scan read it.  Within a run of
+ * equal values the walk starts past the run: a run costs its length once,
+ * not once per entry.
  */
 static void
-look_again(FpsIndexFetch *f, IndexTuple prev, IndexTuple upto, bool gaps)
+look_again(FpsIndexFetch *f, IndexTuple prev, IndexTuple upto, bool with_upto,
+		   bool gaps)
 {
 	FpsGapScan *g = &f->gap;
 	Relation	heap = f->heap.xs_base.rel;
@@ -419,7 +431,9 @@ look_again(FpsIndexFetch *f, IndexTuple prev, IndexTuple upto, bool gaps)
 		bool		stable;
 
 		if (upto != NULL &&
-			!entry_precedes(g, walk->xs_itup, walk->xs_itupdesc, upto, g->scan->xs_itupdesc))
+			(with_upto ?
+			 entry_precedes(g, upto, g->scan->xs_itupdesc, walk->xs_itup, walk->xs_itupdesc) :
+			 !entry_precedes(g, walk->xs_itup, walk->xs_itupdesc, upto, g->scan->xs_itupdesc)))
 			break;
 		stable = examine_entry(heap, tid, snapshot_now(), reader, &unseen);
 		if (unseen)
@@ -451,7 +465,7 @@ widen_to_prefix(FpsIndexFetch *f, FpsRelInfo *info, IndexTuple prev)
 						   g->nprefix > 0 ? fps_prefix_key(&g->index, g->nprefix, g->group) :
 						   info->relation_key,
 						   g->nprefix > 0);
-	look_again(f, prev, NULL, false);
+	look_again(f, prev, NULL, false, false);
 }
 
 /* Has the leaf page blkno changed since the scan read it at lsn? */
@@ -503,12 +517,12 @@ fps_gap_read_entry(FpsIndexFetch *f)
 	{
 		/* the pin budget is spent: the relation key was read instead */
 		g->active = false;
-		look_again(f, prev, NULL, false);
+		look_again(f, prev, NULL, false, false);
 		return;
 	}
 	if (prev == NULL || so->currPos.itemIndex == so->currPos.firstItem ||
 		leaf_page_changed(g->scan->indexRelation, so->currPos.currPage, so->currPos.lsn))
-		look_again(f, prev, itup, true);
+		look_again(f, prev, itup, true, true);
 
 	/* where the walk at the end of the scan starts from */
 	size = IndexTupleSize(itup);
@@ -579,6 +593,7 @@ walk_to_group_end(FpsIndexFetch *f)
 	IndexScanDesc walk = walk_group_from(f, prev, keys, members);
 	ItemPointer tid;
 	IndexTuple	stop = NULL;
+	bool		stop_in_range = false;
 
 	while ((tid = index_getnext_tid(walk, ForwardScanDirection)) != NULL)
 	{
@@ -592,7 +607,8 @@ walk_to_group_end(FpsIndexFetch *f)
 			 * It may have come into the range after the scan read the
 			 * index: then the scan missed it (found by the checker).
 			 */
-			if (unseen && within_upper_bounds(g, walk->xs_itup, walk->xs_itupdesc))
+			stop_in_range = within_upper_bounds(g, walk->xs_itup, walk->xs_itupdesc);
+			if (unseen && stop_in_range)
 				fps_abort(FPS_ABORT_PHANTOM, info->relid);
 
 			entry_hashes(&g->index, walk->xs_itup, walk->xs_itupdesc, hashes);
@@ -604,7 +620,7 @@ walk_to_group_end(FpsIndexFetch *f)
 	index_endscan(walk);
 	if (stop == NULL)
 		fps_read_predicate_key(info, fps_gap_end_key(&g->index, g->nprefix, g->group), true);
-	look_again(f, prev, stop, true);
+	look_again(f, prev, stop, stop_in_range, true);
 	if (stop != NULL)
 		pfree(stop);
 }
