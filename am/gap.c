@@ -279,10 +279,104 @@ scan_is_contiguous(IndexScanState *iss, int nprefix)
 	return true;
 }
 
+/* Is scan key sk one that says where the scan starts (group_keys)? */
+static bool
+is_start_key(ScanKey sk, int nprefix)
+{
+	if (sk->sk_flags & SK_SEARCHNOTNULL)
+		return false;
+	if (sk->sk_attno <= nprefix)
+		return sk->sk_strategy == BTEqualStrategyNumber;
+	return sk->sk_attno == nprefix + 1 &&
+		(sk->sk_strategy == BTGreaterStrategyNumber ||
+		 sk->sk_strategy == BTGreaterEqualStrategyNumber);
+}
+
+/*
+ * Do iss's keys start where those saved at the last begin did?  Then the
+ * scan goes on (index_restrpos, or a rescan with the same keys): every
+ * gap up to the last entry passed was read, and a change there since
+ * installs on a key read, which a read again or validation finds.
+ */
+static bool
+same_start(FpsGapScan *g, IndexScanState *iss, int nprefix)
+{
+	int			n = 0;
+
+	if (!g->start_saved || g->iss != iss || g->nprefix != nprefix)
+		return false;
+	for (int k = 0; k < iss->iss_NumScanKeys; k++)
+	{
+		ScanKey		sk = &iss->iss_ScanKeys[k];
+		FpsGapStartKey *s = &g->start[n];
+
+		if (!is_start_key(sk, nprefix))
+			continue;
+		if (n >= g->nstart || s->attno != sk->sk_attno || s->strategy != sk->sk_strategy ||
+			s->flags != sk->sk_flags || s->subtype != sk->sk_subtype ||
+			s->collation != sk->sk_collation ||
+			!datumIsEqual(s->value, sk->sk_argument, s->byval, s->len))
+			return false;
+		n++;
+	}
+	return n == g->nstart;
+}
+
+/* Save iss's start keys (copies in the fetch's memory) for same_start. */
+static void
+save_start(FpsIndexFetch *f, IndexScanState *iss, int nprefix)
+{
+	FpsGapScan *g = &f->gap;
+	Relation	index = iss->iss_ScanDesc->indexRelation;
+	int			n = 0;
+
+	for (int i = 0; i < g->nstart; i++)
+		if (!g->start[i].byval && DatumGetPointer(g->start[i].value) != NULL)
+			pfree(DatumGetPointer(g->start[i].value));
+	g->nstart = 0;
+	g->start_saved = false;
+	for (int k = 0; k < iss->iss_NumScanKeys; k++)
+	{
+		ScanKey		sk = &iss->iss_ScanKeys[k];
+		FpsGapStartKey *s;
+		Oid			type;
+		MemoryContext old;
+
+		if (!is_start_key(sk, nprefix))
+			continue;
+		/* too many to compare: a later begin starts afresh */
+		if (n >= FPS_GAP_MAX_START_KEYS)
+		{
+			g->nstart = n;
+			return;
+		}
+		s = &g->start[n];
+		s->attno = sk->sk_attno;
+		s->strategy = sk->sk_strategy;
+		s->flags = sk->sk_flags;
+		s->subtype = sk->sk_subtype;
+		s->collation = sk->sk_collation;
+		type = OidIsValid(sk->sk_subtype) ? sk->sk_subtype :
+			index->rd_opcintype[sk->sk_attno - 1];
+		get_typlenbyval(type, &s->len, &s->byval);
+		old = MemoryContextSwitchTo(GetMemoryChunkContext(f));
+		s->value = datumCopy(sk->sk_argument, s->byval, s->len);
+		MemoryContextSwitchTo(old);
+		g->nstart = ++n;
+	}
+	g->start_saved = true;
+}
+
 /*
  * The executor's index scan iss is about to run with keys that fix nprefix
  * columns of pi (hashes of their values in group): read gap keys for it,
  * if it qualifies (header).  The caller then reads pi's ESC key.
+ *
+ * index_restrpos() resets the fetch too (a merge join's inner scan, at
+ * every outer row that repeats a key): a scan that starts where the last
+ * one did keeps what it passed and whether it widened.  Starting afresh
+ * there would look at the gap from the scan's start up to each entry
+ * again, at every restore (quadratic; found by review).
  */
 bool
 fps_gap_scan_begin(FpsIndexFetch *f, IndexScanState *iss, FpsPrefixIndex *pi,
@@ -298,19 +392,31 @@ fps_gap_scan_begin(FpsIndexFetch *f, IndexScanState *iss, FpsPrefixIndex *pi,
 		ScanDirectionIsBackward(plan->indexorderdir) ||
 		(iss->ss.ps.state->es_top_eflags & EXEC_FLAG_BACKWARD) ||
 		!scan_is_contiguous(iss, nprefix))
+	{
+		g->start_saved = false;
 		return false;
+	}
 	fps_gap_level_read(pi->indexoid, nprefix);
+	/* before amrescan, which allocates the room for index tuples then */
+	iss->iss_ScanDesc->xs_want_itup = true;
+	g->check_unseen = true;
+	if (same_start(g, iss, nprefix))
+	{
+		/* its prefix key stands for the rest (widen_to_prefix) */
+		g->active = !g->widened;
+		return true;
+	}
 	g->scan = iss->iss_ScanDesc;
 	g->iss = iss;
 	g->index = *pi;
 	g->nprefix = nprefix;
 	memcpy(g->group, group, sizeof(uint64) * nprefix);
 	g->passed_any = false;
+	g->walked_end = false;
+	g->widened = false;
 	g->nread = 0;
-	/* before amrescan, which allocates the room for index tuples then */
-	g->scan->xs_want_itup = true;
+	save_start(f, iss, nprefix);
 	g->active = true;
-	g->check_unseen = true;
 	return true;
 }
 
@@ -461,6 +567,7 @@ widen_to_prefix(FpsIndexFetch *f, FpsRelInfo *info, IndexTuple prev)
 	FpsGapScan *g = &f->gap;
 
 	g->active = false;
+	g->widened = true;
 	fps_read_predicate_key(info,
 						   g->nprefix > 0 ? fps_prefix_key(&g->index, g->nprefix, g->group) :
 						   info->relation_key,
@@ -517,6 +624,7 @@ fps_gap_read_entry(FpsIndexFetch *f)
 	{
 		/* the pin budget is spent: the relation key was read instead */
 		g->active = false;
+		g->widened = true;
 		look_again(f, prev, NULL, false, false);
 		return;
 	}
@@ -535,6 +643,7 @@ fps_gap_read_entry(FpsIndexFetch *f)
 	}
 	memcpy(g->last, itup, size);
 	g->passed_any = true;
+	g->walked_end = false;
 }
 
 /*
@@ -641,8 +750,16 @@ fps_gap_scan_reset(FpsIndexFetch *f)
 		return;
 	g->active = false;
 	exhausted = !BTScanPosIsValid(((BTScanOpaque) g->scan->opaque)->currPos);
-	if (exhausted)
+
+	/*
+	 * Once per end: the reset of a rescan finds the position still gone,
+	 * and the executor's keys already changed to the next scan's.
+	 */
+	if (exhausted && !g->walked_end)
+	{
 		walk_to_group_end(f);
+		g->walked_end = true;
+	}
 }
 
 /* ---- writers ---- */
