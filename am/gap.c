@@ -516,11 +516,12 @@ entry_precedes(FpsGapScan *g, IndexTuple a, TupleDesc adesc, IndexTuple b, Tuple
  * look: the look when prev's key was read covered those there were, and
  * later ones install on that key after the scan read it.  Within a run of
  * equal values the walk starts past the run: a run costs its length once,
- * not once per entry.
+ * not once per entry.  upto itself (its heap TID, upto_tid) is skipped: the
+ * scan fetches it next, or the end walk examined it.
  */
 static void
-look_again(FpsIndexFetch *f, IndexTuple prev, IndexTuple upto, bool with_upto,
-		   bool gaps)
+look_again(FpsIndexFetch *f, IndexTuple prev, IndexTuple upto, ItemPointer upto_tid,
+		   bool with_upto, bool gaps)
 {
 	FpsGapScan *g = &f->gap;
 	Relation	heap = f->heap.xs_base.rel;
@@ -541,6 +542,8 @@ look_again(FpsIndexFetch *f, IndexTuple prev, IndexTuple upto, bool with_upto,
 			 entry_precedes(g, upto, g->scan->xs_itupdesc, walk->xs_itup, walk->xs_itupdesc) :
 			 !entry_precedes(g, walk->xs_itup, walk->xs_itupdesc, upto, g->scan->xs_itupdesc)))
 			break;
+		if (upto_tid != NULL && ItemPointerEquals(tid, upto_tid))
+			continue;
 		stable = examine_entry(heap, tid, snapshot_now(), reader, &unseen);
 		if (unseen)
 			fps_abort(FPS_ABORT_PHANTOM, info->relid);
@@ -572,7 +575,7 @@ widen_to_prefix(FpsIndexFetch *f, FpsRelInfo *info, IndexTuple prev)
 						   g->nprefix > 0 ? fps_prefix_key(&g->index, g->nprefix, g->group) :
 						   info->relation_key,
 						   g->nprefix > 0);
-	look_again(f, prev, NULL, false, false);
+	look_again(f, prev, NULL, NULL, false, false);
 }
 
 /* Has the leaf page blkno changed since the scan read it at lsn? */
@@ -625,12 +628,12 @@ fps_gap_read_entry(FpsIndexFetch *f)
 		/* the pin budget is spent: the relation key was read instead */
 		g->active = false;
 		g->widened = true;
-		look_again(f, prev, NULL, false, false);
+		look_again(f, prev, NULL, NULL, false, false);
 		return;
 	}
 	if (prev == NULL || so->currPos.itemIndex == so->currPos.firstItem ||
 		leaf_page_changed(g->scan->indexRelation, so->currPos.currPage, so->currPos.lsn))
-		look_again(f, prev, itup, true, true);
+		look_again(f, prev, itup, &g->scan->xs_heaptid, true, true);
 
 	/* where the walk at the end of the scan starts from */
 	size = IndexTupleSize(itup);
@@ -702,6 +705,7 @@ walk_to_group_end(FpsIndexFetch *f)
 	IndexScanDesc walk = walk_group_from(f, prev, keys, members);
 	ItemPointer tid;
 	IndexTuple	stop = NULL;
+	ItemPointerData stop_tid;
 	bool		stop_in_range = false;
 
 	while ((tid = index_getnext_tid(walk, ForwardScanDirection)) != NULL)
@@ -723,13 +727,14 @@ walk_to_group_end(FpsIndexFetch *f)
 			entry_hashes(&g->index, walk->xs_itup, walk->xs_itupdesc, hashes);
 			fps_read_predicate_key(info, fps_gap_key(&g->index, g->nprefix, hashes), true);
 			stop = CopyIndexTuple(walk->xs_itup);
+			stop_tid = *tid;
 			break;
 		}
 	}
 	index_endscan(walk);
 	if (stop == NULL)
 		fps_read_predicate_key(info, fps_gap_end_key(&g->index, g->nprefix, g->group), true);
-	look_again(f, prev, stop, stop_in_range, true);
+	look_again(f, prev, stop, stop != NULL ? &stop_tid : NULL, stop_in_range, true);
 	if (stop != NULL)
 		pfree(stop);
 }
