@@ -58,6 +58,7 @@ extern bool fps_version_is_stale(void *arg);
 extern TransactionId fps_version_committed_updater(FpsVersionCheck *check);
 extern TransactionId fps_version_updater_in_progress(void *arg);
 extern void fps_hold_read_versions(void);
+extern void fps_hold_gap_entries(Snapshot snapshot);
 extern bool fps_reread_first_version(Relation rel, FpsRelInfo *info, fps_u64 key,
 									 FpsGroupMask groups, int failed,
 									 FpsAccess *failed_access, TupleTableSlot *slot);

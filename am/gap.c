@@ -400,6 +400,7 @@ fps_gap_scan_begin(FpsIndexFetch *f, IndexScanState *iss, FpsPrefixIndex *pi,
 	/* before amrescan, which allocates the room for index tuples then */
 	iss->iss_ScanDesc->xs_want_itup = true;
 	g->check_unseen = true;
+	fps_hold_gap_entries(iss->iss_ScanDesc->xs_snapshot);
 	if (same_start(g, iss, nprefix))
 	{
 		/* its prefix key stands for the rest (widen_to_prefix) */
