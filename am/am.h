@@ -58,6 +58,7 @@ extern bool fps_version_is_stale(void *arg);
 extern TransactionId fps_version_committed_updater(FpsVersionCheck *check);
 extern TransactionId fps_version_updater_in_progress(void *arg);
 extern void fps_hold_read_versions(void);
+extern void fps_hold_gap_entries(Snapshot snapshot);
 extern bool fps_reread_first_version(Relation rel, FpsRelInfo *info, fps_u64 key,
 									 FpsGroupMask groups, int failed,
 									 FpsAccess *failed_access, TupleTableSlot *slot);
@@ -102,6 +103,22 @@ typedef struct FpsTsScan
 } FpsTsScan;
 
 /* ---- gap.c ---- */
+
+/* A scan key that says where a gap scan starts (its group, its lower bound). */
+typedef struct FpsGapStartKey
+{
+	AttrNumber	attno;
+	StrategyNumber strategy;
+	int			flags;
+	Oid			subtype;
+	Oid			collation;
+	bool		byval;
+	int16		len;
+	Datum		value;			/* a copy */
+} FpsGapStartKey;
+
+#define FPS_GAP_MAX_START_KEYS (2 * INDEX_MAX_KEYS)
+
 /*
  * An index scan that reads gap keys instead of an equality-prefix key: the
  * executor's scan (its current entry, xs_itup) and where it started.
@@ -110,8 +127,13 @@ typedef struct FpsGapScan
 {
 	bool		active;			/* this scan reads gap keys */
 	bool		check_unseen;	/* ... or did, until it widened */
+	bool		widened;		/* it read the prefix (or relation) key instead */
 	bool		passed_any;		/* an entry was passed: last holds it */
+	bool		walked_end;		/* the end walk ran since the last entry */
 	int			nread;			/* gap keys read */
+	bool		start_saved;	/* start holds the last begin's start keys */
+	int			nstart;
+	FpsGapStartKey start[FPS_GAP_MAX_START_KEYS];
 	IndexScanDesc scan;			/* the executor's */
 	struct IndexScanState *iss; /* its node: the scan keys */
 	FpsPrefixIndex index;		/* a copy: the relcache entry may be rebuilt */

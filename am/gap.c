@@ -279,10 +279,104 @@ scan_is_contiguous(IndexScanState *iss, int nprefix)
 	return true;
 }
 
+/* Is scan key sk one that says where the scan starts (group_keys)? */
+static bool
+is_start_key(ScanKey sk, int nprefix)
+{
+	if (sk->sk_flags & SK_SEARCHNOTNULL)
+		return false;
+	if (sk->sk_attno <= nprefix)
+		return sk->sk_strategy == BTEqualStrategyNumber;
+	return sk->sk_attno == nprefix + 1 &&
+		(sk->sk_strategy == BTGreaterStrategyNumber ||
+		 sk->sk_strategy == BTGreaterEqualStrategyNumber);
+}
+
+/*
+ * Do iss's keys start where those saved at the last begin did?  Then the
+ * scan goes on (index_restrpos, or a rescan with the same keys): every
+ * gap up to the last entry passed was read, and a change there since
+ * installs on a key read, which a read again or validation finds.
+ */
+static bool
+same_start(FpsGapScan *g, IndexScanState *iss, int nprefix)
+{
+	int			n = 0;
+
+	if (!g->start_saved || g->iss != iss || g->nprefix != nprefix)
+		return false;
+	for (int k = 0; k < iss->iss_NumScanKeys; k++)
+	{
+		ScanKey		sk = &iss->iss_ScanKeys[k];
+		FpsGapStartKey *s = &g->start[n];
+
+		if (!is_start_key(sk, nprefix))
+			continue;
+		if (n >= g->nstart || s->attno != sk->sk_attno || s->strategy != sk->sk_strategy ||
+			s->flags != sk->sk_flags || s->subtype != sk->sk_subtype ||
+			s->collation != sk->sk_collation ||
+			!datumIsEqual(s->value, sk->sk_argument, s->byval, s->len))
+			return false;
+		n++;
+	}
+	return n == g->nstart;
+}
+
+/* Save iss's start keys (copies in the fetch's memory) for same_start. */
+static void
+save_start(FpsIndexFetch *f, IndexScanState *iss, int nprefix)
+{
+	FpsGapScan *g = &f->gap;
+	Relation	index = iss->iss_ScanDesc->indexRelation;
+	int			n = 0;
+
+	for (int i = 0; i < g->nstart; i++)
+		if (!g->start[i].byval && DatumGetPointer(g->start[i].value) != NULL)
+			pfree(DatumGetPointer(g->start[i].value));
+	g->nstart = 0;
+	g->start_saved = false;
+	for (int k = 0; k < iss->iss_NumScanKeys; k++)
+	{
+		ScanKey		sk = &iss->iss_ScanKeys[k];
+		FpsGapStartKey *s;
+		Oid			type;
+		MemoryContext old;
+
+		if (!is_start_key(sk, nprefix))
+			continue;
+		/* too many to compare: a later begin starts afresh */
+		if (n >= FPS_GAP_MAX_START_KEYS)
+		{
+			g->nstart = n;
+			return;
+		}
+		s = &g->start[n];
+		s->attno = sk->sk_attno;
+		s->strategy = sk->sk_strategy;
+		s->flags = sk->sk_flags;
+		s->subtype = sk->sk_subtype;
+		s->collation = sk->sk_collation;
+		type = OidIsValid(sk->sk_subtype) ? sk->sk_subtype :
+			index->rd_opcintype[sk->sk_attno - 1];
+		get_typlenbyval(type, &s->len, &s->byval);
+		old = MemoryContextSwitchTo(GetMemoryChunkContext(f));
+		s->value = datumCopy(sk->sk_argument, s->byval, s->len);
+		MemoryContextSwitchTo(old);
+		g->nstart = ++n;
+	}
+	g->start_saved = true;
+}
+
 /*
  * The executor's index scan iss is about to run with keys that fix nprefix
  * columns of pi (hashes of their values in group): read gap keys for it,
  * if it qualifies (header).  The caller then reads pi's ESC key.
+ *
+ * index_restrpos() resets the fetch too (a merge join's inner scan, at
+ * every outer row that repeats a key): a scan that starts where the last
+ * one did keeps what it passed and whether it widened.  Starting afresh
+ * there would look at the gap from the scan's start up to each entry
+ * again, at every restore (quadratic; found by review).
  */
 bool
 fps_gap_scan_begin(FpsIndexFetch *f, IndexScanState *iss, FpsPrefixIndex *pi,
@@ -298,19 +392,32 @@ fps_gap_scan_begin(FpsIndexFetch *f, IndexScanState *iss, FpsPrefixIndex *pi,
 		ScanDirectionIsBackward(plan->indexorderdir) ||
 		(iss->ss.ps.state->es_top_eflags & EXEC_FLAG_BACKWARD) ||
 		!scan_is_contiguous(iss, nprefix))
+	{
+		g->start_saved = false;
 		return false;
+	}
 	fps_gap_level_read(pi->indexoid, nprefix);
+	/* before amrescan, which allocates the room for index tuples then */
+	iss->iss_ScanDesc->xs_want_itup = true;
+	g->check_unseen = true;
+	fps_hold_gap_entries(iss->iss_ScanDesc->xs_snapshot);
+	if (same_start(g, iss, nprefix))
+	{
+		/* its prefix key stands for the rest (widen_to_prefix) */
+		g->active = !g->widened;
+		return true;
+	}
 	g->scan = iss->iss_ScanDesc;
 	g->iss = iss;
 	g->index = *pi;
 	g->nprefix = nprefix;
 	memcpy(g->group, group, sizeof(uint64) * nprefix);
 	g->passed_any = false;
+	g->walked_end = false;
+	g->widened = false;
 	g->nread = 0;
-	/* before amrescan, which allocates the room for index tuples then */
-	g->scan->xs_want_itup = true;
+	save_start(f, iss, nprefix);
 	g->active = true;
-	g->check_unseen = true;
 	return true;
 }
 
@@ -400,9 +507,22 @@ entry_precedes(FpsGapScan *g, IndexTuple a, TupleDesc adesc, IndexTuple b, Tuple
  * it is in flight, its gap key is read (its commit installs there).
  * Inserts after this look write the key read, or the gap of an entry read
  * here (header).  gaps: read the keys of unstable entries.
+ *
+ * with_upto: upto is in the scan's range, and every entry with its values
+ * is looked at too, whichever side of upto its heap TID puts it: entries
+ * with equal values share their key, so one inserted after the page was
+ * copied (a duplicate, or a deleted key inserted again beside its dead
+ * entry) and committed before the key was read orders the scan after a
+ * row it misses (found by review).  Entries with prev's values need no
+ * look: the look when prev's key was read covered those there were, and
+ * later ones install on that key after the scan read it.  Within a run of
+ * equal values the walk starts past the run: a run costs its length once,
+ * not once per entry.  upto itself (its heap TID, upto_tid) is skipped: the
+ * scan fetches it next, or the end walk examined it.
  */
 static void
-look_again(FpsIndexFetch *f, IndexTuple prev, IndexTuple upto, bool gaps)
+look_again(FpsIndexFetch *f, IndexTuple prev, IndexTuple upto, ItemPointer upto_tid,
+		   bool with_upto, bool gaps)
 {
 	FpsGapScan *g = &f->gap;
 	Relation	heap = f->heap.xs_base.rel;
@@ -419,8 +539,12 @@ look_again(FpsIndexFetch *f, IndexTuple prev, IndexTuple upto, bool gaps)
 		bool		stable;
 
 		if (upto != NULL &&
-			!entry_precedes(g, walk->xs_itup, walk->xs_itupdesc, upto, g->scan->xs_itupdesc))
+			(with_upto ?
+			 entry_precedes(g, upto, g->scan->xs_itupdesc, walk->xs_itup, walk->xs_itupdesc) :
+			 !entry_precedes(g, walk->xs_itup, walk->xs_itupdesc, upto, g->scan->xs_itupdesc)))
 			break;
+		if (upto_tid != NULL && ItemPointerEquals(tid, upto_tid))
+			continue;
 		stable = examine_entry(heap, tid, snapshot_now(), reader, &unseen);
 		if (unseen)
 			fps_abort(FPS_ABORT_PHANTOM, info->relid);
@@ -447,11 +571,12 @@ widen_to_prefix(FpsIndexFetch *f, FpsRelInfo *info, IndexTuple prev)
 	FpsGapScan *g = &f->gap;
 
 	g->active = false;
+	g->widened = true;
 	fps_read_predicate_key(info,
 						   g->nprefix > 0 ? fps_prefix_key(&g->index, g->nprefix, g->group) :
 						   info->relation_key,
 						   g->nprefix > 0);
-	look_again(f, prev, NULL, false);
+	look_again(f, prev, NULL, NULL, false, false);
 }
 
 /* Has the leaf page blkno changed since the scan read it at lsn? */
@@ -503,12 +628,13 @@ fps_gap_read_entry(FpsIndexFetch *f)
 	{
 		/* the pin budget is spent: the relation key was read instead */
 		g->active = false;
-		look_again(f, prev, NULL, false);
+		g->widened = true;
+		look_again(f, prev, NULL, NULL, false, false);
 		return;
 	}
 	if (prev == NULL || so->currPos.itemIndex == so->currPos.firstItem ||
 		leaf_page_changed(g->scan->indexRelation, so->currPos.currPage, so->currPos.lsn))
-		look_again(f, prev, itup, true);
+		look_again(f, prev, itup, &g->scan->xs_heaptid, true, true);
 
 	/* where the walk at the end of the scan starts from */
 	size = IndexTupleSize(itup);
@@ -521,6 +647,7 @@ fps_gap_read_entry(FpsIndexFetch *f)
 	}
 	memcpy(g->last, itup, size);
 	g->passed_any = true;
+	g->walked_end = false;
 }
 
 /*
@@ -579,6 +706,8 @@ walk_to_group_end(FpsIndexFetch *f)
 	IndexScanDesc walk = walk_group_from(f, prev, keys, members);
 	ItemPointer tid;
 	IndexTuple	stop = NULL;
+	ItemPointerData stop_tid;
+	bool		stop_in_range = false;
 
 	while ((tid = index_getnext_tid(walk, ForwardScanDirection)) != NULL)
 	{
@@ -592,19 +721,21 @@ walk_to_group_end(FpsIndexFetch *f)
 			 * It may have come into the range after the scan read the
 			 * index: then the scan missed it (found by the checker).
 			 */
-			if (unseen && within_upper_bounds(g, walk->xs_itup, walk->xs_itupdesc))
+			stop_in_range = within_upper_bounds(g, walk->xs_itup, walk->xs_itupdesc);
+			if (unseen && stop_in_range)
 				fps_abort(FPS_ABORT_PHANTOM, info->relid);
 
 			entry_hashes(&g->index, walk->xs_itup, walk->xs_itupdesc, hashes);
 			fps_read_predicate_key(info, fps_gap_key(&g->index, g->nprefix, hashes), true);
 			stop = CopyIndexTuple(walk->xs_itup);
+			stop_tid = *tid;
 			break;
 		}
 	}
 	index_endscan(walk);
 	if (stop == NULL)
 		fps_read_predicate_key(info, fps_gap_end_key(&g->index, g->nprefix, g->group), true);
-	look_again(f, prev, stop, true);
+	look_again(f, prev, stop, stop != NULL ? &stop_tid : NULL, stop_in_range, true);
 	if (stop != NULL)
 		pfree(stop);
 }
@@ -625,8 +756,16 @@ fps_gap_scan_reset(FpsIndexFetch *f)
 		return;
 	g->active = false;
 	exhausted = !BTScanPosIsValid(((BTScanOpaque) g->scan->opaque)->currPos);
-	if (exhausted)
+
+	/*
+	 * Once per end: the reset of a rescan finds the position still gone,
+	 * and the executor's keys already changed to the next scan's.
+	 */
+	if (exhausted && !g->walked_end)
+	{
 		walk_to_group_end(f);
+		g->walked_end = true;
+	}
 }
 
 /* ---- writers ---- */

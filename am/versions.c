@@ -266,6 +266,28 @@ fps_hold_read_versions(void)
 }
 
 /*
+ * A gap scan (am/gap.c) relies on the index entries whose gap keys it read
+ * staying in the index until it commits, deleted or not: an insert below one
+ * of them walks to it and writes that key (or its deleter's successor, which
+ * does).  At READ COMMITTED without fpsketch.stable_rereads, or before any
+ * row was read, nothing else keeps them from being removed (VACUUM, or
+ * killed by a scan) once their deleter is older than every snapshot; the
+ * insert's walk then steps past, and two deletes of neighbouring entries by
+ * different transactions are not ordered among themselves (found by
+ * review).  Keep the xmin of the scan's snapshot: an entry deleted after it
+ * stays, and one deleted before it was no row of the scan.
+ */
+void
+fps_hold_gap_entries(Snapshot snapshot)
+{
+	if (fps_txn.held_snapshot != NULL ||
+		fps_protocol != FPS_PROTOCOL_TICTOC || IsolationUsesXactSnapshot() ||
+		snapshot == NULL || !IsMVCCSnapshot(snapshot))
+		return;
+	fps_txn.held_snapshot = RegisterSnapshotOnOwner(snapshot, TopTransactionResourceOwner);
+}
+
+/*
  * Put the version at first_tid (created by first_xmin) into slot in place of
  * the newer version there, if the newer one is its HOT successor: then no
  * indexed column differs (an index scan's keys match both), and the heap

@@ -475,8 +475,10 @@ extern bool fps_prepared_wait(TransactionId xid, Oid relid, int group);
 extern void fps_prepared_stats(FpsPreparedStats *stats);
 extern void fps_prepared_reset_stats(void);
 extern int	fps_prepared_list(FpsPreparedInfo **out);
-extern pg_attribute_noreturn() void fps_abort_prepared(Oid relid, int group, const char *gid);
-extern pg_attribute_noreturn() void fps_abort_entry(FpsAbortReason reason, Oid relid, FpsEntry *entry);
+extern pg_attribute_noreturn() void fps_abort_prepared(Oid relid, int group, const char *gid,
+														 bool predicate);
+extern pg_attribute_noreturn() void fps_abort_entry(FpsAbortReason reason, Oid relid,
+													 FpsEntry *entry, bool predicate);
 
 /* ---- the protocol in force (cc/txn.c dispatches) ---- */
 

@@ -1132,7 +1132,7 @@ fps_prepared_wait(TransactionId xid, Oid relid, int group)
 	while (TransactionIdIsInProgress(xid))
 	{
 		if (!fps_backoff_wait(&backoff))
-			fps_abort_prepared(relid, group, gid);
+			fps_abort_prepared(relid, group, gid, false);
 	}
 	fps_prepared_resolve_ended();
 	return true;

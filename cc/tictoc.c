@@ -183,7 +183,7 @@ tictoc_phantom_follow(FpsAccess *access)
 			continue;
 		}
 		if (!fps_backoff_wait(&backoff))
-			fps_abort_entry(FPS_ABORT_LOCK_TIMEOUT, access->relid, access->entry);
+			fps_abort_entry(FPS_ABORT_LOCK_TIMEOUT, access->relid, access->entry, true);
 	}
 }
 

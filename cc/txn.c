@@ -88,7 +88,8 @@ static const char *const abort_detail[FPS_NUM_ABORT_REASONS] = {
  * XACT_EVENT_ABORT callback that follows.
  */
 static pg_attribute_noreturn() void
-raise_abort(FpsAbortReason reason, Oid relid, int group, FpsEntry *entry)
+raise_abort(FpsAbortReason reason, Oid relid, int group, FpsEntry *entry,
+			bool predicate)
 {
 	char	   *relname;
 	char		gid[GIDSIZE];
@@ -96,7 +97,7 @@ raise_abort(FpsAbortReason reason, Oid relid, int group, FpsEntry *entry)
 	/* a lock a prepared transaction holds: name it, it waits for its gid */
 	if (reason == FPS_ABORT_LOCK_TIMEOUT && entry != NULL &&
 		fps_prepared_lock_gid(entry, gid))
-		fps_abort_prepared(relid, group, gid);
+		fps_abort_prepared(relid, group, gid, predicate);
 	relname = OidIsValid(relid) ? get_rel_name(relid) : NULL;
 
 	fps_atomic_add(&fps_counters->aborts[reason], 1);
@@ -118,14 +119,17 @@ raise_abort(FpsAbortReason reason, Oid relid, int group, FpsEntry *entry)
 void
 fps_abort(FpsAbortReason reason, Oid relid)
 {
-	raise_abort(reason, relid, -1, NULL);
+	raise_abort(reason, relid, -1, NULL, false);
 }
 
-/* The same for a reason found on a key's entry the caller has pinned. */
+/*
+ * The same for a reason found on a key's entry the caller has pinned;
+ * predicate: a predicate key (it names no row).
+ */
 void
-fps_abort_entry(FpsAbortReason reason, Oid relid, FpsEntry *entry)
+fps_abort_entry(FpsAbortReason reason, Oid relid, FpsEntry *entry, bool predicate)
 {
-	raise_abort(reason, relid, -1, entry);
+	raise_abort(reason, relid, -1, entry, predicate);
 }
 
 /*
@@ -134,7 +138,7 @@ fps_abort_entry(FpsAbortReason reason, Oid relid, FpsEntry *entry)
  * retry may find done: a 40001 that names it.
  */
 void
-fps_abort_prepared(Oid relid, int group, const char *gid)
+fps_abort_prepared(Oid relid, int group, const char *gid, bool predicate)
 {
 	char	   *relname = OidIsValid(relid) ? get_rel_name(relid) : NULL;
 
@@ -143,6 +147,9 @@ fps_abort_prepared(Oid relid, int group, const char *gid)
 	ereport(ERROR,
 			(errcode(ERRCODE_T_R_SERIALIZATION_FAILURE),
 			 errmsg("could not serialize access due to concurrent update"),
+			 predicate ?
+			 errdetail("A range or predicate of relation \"%s\" is locked by prepared transaction \"%s\", which was not committed or rolled back within fpsketch.lock_wait_timeout.",
+					   relname ? relname : "?", gid) :
 			 errdetail("A row of relation \"%s\" is locked by prepared transaction \"%s\", which was not committed or rolled back within fpsketch.lock_wait_timeout.",
 					   relname ? relname : "?", gid),
 			 errhint("COMMIT PREPARED or ROLLBACK PREPARED ends it; the transaction might succeed if retried after that.")));
@@ -158,7 +165,7 @@ fps_abort_key(FpsAbortReason reason, FpsAccess *access)
 {
 	raise_abort(reason, access->relid,
 				access->row_group == FPS_NO_ROW_GROUP ? -1 : access->row_group,
-				access->entry);
+				access->entry, access->is_phantom);
 }
 
 /*
@@ -1194,14 +1201,14 @@ ts_read_unpin(void)
  * entry) goes.
  */
 static pg_attribute_noreturn() void
-ts_read_timed_out(FpsEntry *entry, Oid relid)
+ts_read_timed_out(FpsEntry *entry, Oid relid, bool predicate)
 {
 	char		gid[GIDSIZE];
 	bool		prepared_holder = fps_prepared_lock_gid(entry, gid);
 
 	ts_read_unpin();
 	if (prepared_holder)
-		fps_abort_prepared(relid, -1, gid);
+		fps_abort_prepared(relid, -1, gid, predicate);
 	fps_abort(FPS_ABORT_LOCK_TIMEOUT, relid);
 }
 
@@ -1231,7 +1238,7 @@ cc_ts_read_key(fps_u64 key, Oid relid, TransactionId *holder)
 			*holder = fps_lock_holder_xid(entry);
 	}
 	else if (!(done = tictoc_ts_read(entry, fps_txn.ts)))
-		ts_read_timed_out(entry, relid);
+		ts_read_timed_out(entry, relid, false);
 	ts_read_unpin();
 	if (done)
 	{
@@ -1295,7 +1302,7 @@ cc_ts_read_predicate(fps_u64 key, Oid relid)
 				break;
 		}
 		if (!fps_backoff_wait(&backoff))
-			ts_read_timed_out(entry, relid);
+			ts_read_timed_out(entry, relid, true);
 	}
 	ts_read_unpin();
 	ts_raised[slot].key = key;
