@@ -936,18 +936,11 @@ def client_main(cid, args, shared, deadline, t0):
                         runner.run(p)
                         if args.think_ms > 0:
                             time.sleep(rng.random() * args.think_ms / 1000.0)
-                    phase = "commit"
-                    if tpc_mode:
-                        ph = ["prepare"]
-                        try:
-                            committed = tpc.finish(conn, t, tpc_mode, rng, ph)
-                        finally:
-                            phase = ph[0]
-                    else:
-                        conn.commit()
-                        committed = True
-                    if not committed:
-                        raise RolledBackPrepared()
+                    ph = ["commit"]
+                    try:
+                        tpc.end_transaction(conn, t, tpc_mode, rng, ph)
+                    finally:
+                        phase = ph[0]
                 t.status = "committed"
             except RolledBackPrepared:
                 t.status = "aborted"
@@ -1618,6 +1611,17 @@ class TwoPhaseClient(object):
                 self.resolver.close()
             except Exception:
                 pass
+
+    def end_transaction(self, conn, t, mode, rng, phase):
+        """End the transaction: COMMIT, or (mode set) finish().  phase[0]
+        says where an exception came from ("commit", or finish()'s phases);
+        RolledBackPrepared if finish() rolled it back on purpose."""
+        phase[0] = "commit"
+        if mode:
+            if not self.finish(conn, t, mode, rng, phase):
+                raise RolledBackPrepared()
+        else:
+            conn.commit()
 
     def finish(self, conn, t, mode, rng, phase):
         """PREPARE TRANSACTION, hold, resolve.  Returns True if committed,

@@ -635,18 +635,11 @@ def client_main(cid, args, shared, deadline, t0):
                             read("pt", s[0], s[0], None, s[1])
                         if args.think_ms > 0:
                             time.sleep(rng.random() * args.think_ms / 1000.0)
-                    phase = "commit"
-                    if tpc_mode:
-                        ph = ["prepare"]
-                        try:
-                            committed = tpc.finish(conn, t, tpc_mode, rng, ph)
-                        finally:
-                            phase = ph[0]
-                    else:
-                        conn.commit()
-                        committed = True
-                    if not committed:
-                        raise lc.RolledBackPrepared()
+                    ph = ["commit"]
+                    try:
+                        tpc.end_transaction(conn, t, tpc_mode, rng, ph)
+                    finally:
+                        phase = ph[0]
                 t.status = "committed"
             except lc.RolledBackPrepared:
                 t.status = "aborted"
