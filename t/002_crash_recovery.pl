@@ -3,9 +3,10 @@
 #  (a) SIGKILL of a random backend of a running New-Order + Payment load:
 #      the postmaster reinitialises (fresh FPSketch), the load continues;
 #  (b) SIGKILL of a backend inside commit validation: a transaction that
-#      read every ITEM row (100,000 pinned keys, so that validating their
-#      read timestamps takes milliseconds) and wrote two rows is killed the
-#      moment its COMMIT starts; a FAULT_PROBE row it inserted tells after
+#      read every row of FAULT_READS (300,000 rows no one writes, about
+#      400,000 pinned row and gap keys, so that validating their read
+#      timestamps takes tens of milliseconds) and wrote two rows is killed
+#      the moment its COMMIT starts; a FAULT_PROBE row it inserted tells after
 #      recovery whether the kill came before its commit record (that is,
 #      during PRE_COMMIT validation) or after; with gdb, one more is killed
 #      at a breakpoint on tictoc_validate;
@@ -50,8 +51,11 @@ my $node = fps_node(
 		"max_wal_senders = 2",
 		"synchronous_standby_names = 'fps_nobody'",
 		"synchronous_commit = local",
-		# (b) pins all 100,000 items in one transaction
-		"fpsketch.max_entries = 262144"));
+		# (b) pins about 400,000 keys in one transaction; the pool of
+		# max_entries / 2 leaves the load's clients plenty
+		"fpsketch.max_entries = 1048576",
+		"fpsketch.max_pins_per_transaction = 450000",
+		"fpsketch.max_pool_pins_per_role = 450000"));
 my @protocols = protocols($node);
 
 my $t0 = time;
@@ -59,6 +63,8 @@ tpcc_setup($node, am => 'fpsketch');
 $node->safe_psql(
 	'postgres', q{
 	INSERT INTO fault_probe VALUES (0, 'written by every probe transaction');
+	CREATE TABLE fault_reads (id int PRIMARY KEY) USING fpsketch;
+	INSERT INTO fault_reads SELECT g FROM generate_series(1, 300000) g;
 	-- returns once backend $1 has started a COMMIT (or is gone)
 	CREATE FUNCTION fps_wait_for_commit(target int) RETURNS text
 	LANGUAGE plpgsql AS $$
@@ -69,8 +75,10 @@ $node->safe_psql(
 			SELECT state, query INTO st, q FROM pg_stat_activity WHERE pid = target;
 			IF NOT FOUND THEN RETURN 'gone'; END IF;
 			IF st = 'active' AND q ~* '^\s*commit' THEN RETURN 'commit'; END IF;
-			-- a COMMIT that ended between two polls (a fast validation)
-			IF st = 'idle' AND q ~* '^\s*commit' THEN RETURN 'commit done'; END IF;
+			-- a COMMIT that ended between two polls: the target was idle in
+			-- its transaction until then, and its query may already be
+			-- psql's empty statement after the COMMIT
+			IF st = 'idle' THEN RETURN 'commit done'; END IF;
 			IF clock_timestamp() - t0 > interval '60 s' THEN RETURN 'timeout'; END IF;
 		END LOOP;
 	END $$;
@@ -153,10 +161,10 @@ while ($round < 6 && ($round < 3 || $before_record < 2))
 				SET LOCAL fpsketch.escalation_threshold = 1000000;
 				SET LOCAL enable_seqscan = off;
 				SET LOCAL enable_bitmapscan = off;
-				SELECT count(*) FROM item WHERE i_id BETWEEN 1 AND 100000;
+				SELECT count(*) FROM fault_reads WHERE id BETWEEN 1 AND 300000;
 				UPDATE fault_probe SET note = note WHERE id = 0;
 				INSERT INTO fault_probe VALUES ($round, 'validation kill');});
-			die "probe transaction failed: $err" unless $out eq '100000';
+			die "probe transaction failed: $err" unless $out eq '300000';
 			my $k = FpsTest::Session->new($node, app => 'fps_killer');
 			$k->send("SELECT fps_wait_for_commit(" . $v->pid . ");");
 			$node->poll_query_until('postgres',
@@ -165,7 +173,7 @@ while ($round < 6 && ($round < 3 || $before_record < 2))
 			my $seen = $k->wait;
 			kill 'KILL', $v->pid;
 			$killed{ $v->pid } = 1;
-			$faults{'SIGKILL of a backend the moment its COMMIT started (validation of 100,000 reads)'}++;
+			$faults{'SIGKILL of a backend the moment its COMMIT started (validation of 300,000 reads)'}++;
 			# the kill lands in validation, or just after the commit (counted
 			# below: the loop goes on until two kills landed before the
 			# commit record)
