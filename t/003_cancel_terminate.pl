@@ -80,6 +80,10 @@ $node->safe_psql(
 			SELECT state, query INTO st, q FROM pg_stat_activity WHERE pid = target;
 			IF NOT FOUND THEN RETURN 'gone'; END IF;
 			EXIT WHEN st = 'active' AND q ~* '^\s*commit';
+			-- a COMMIT that ended between two polls: the target was idle in
+			-- its transaction until then, and its query may already be
+			-- psql's empty statement after the COMMIT
+			IF st = 'idle' THEN RETURN 'ended before the signal'; END IF;
 			IF clock_timestamp() - t0 > interval '60 s' THEN RETURN 'timeout'; END IF;
 		END LOOP;
 		IF how = 'cancel' THEN PERFORM pg_cancel_backend(target);
