@@ -56,6 +56,7 @@ PG_MODULE_MAGIC;
 
 int			fps_protocol = FPS_PROTOCOL_TICTOC;
 int			fps_lock_wait_timeout_ms = 10000;
+int			fps_gap_level_lifetime_s = 600;
 bool		fps_prefix_predicates = true;
 bool		fps_reevaluate_updates = true;
 bool		fps_stable_rereads = true;
@@ -935,6 +936,11 @@ _PG_init(void)
 							 "A scan that stops early (LIMIT, min()) or reads a range then conflicts only with inserts and deletes in the part of the index it read.  Writers always write gap keys, so sessions may differ; off reads equality-prefix keys (for comparison).",
 							 &fps_gap_predicates, true,
 							 PGC_USERSET, 0, NULL, NULL, NULL);
+	DefineCustomIntVariable("fpsketch.gap_level_lifetime",
+							"How long after the last gap scan of an index level writers keep walking that level's gaps.",
+							"Writers of an index walk only the levels (equality-prefix lengths) gap scans have read this recently, and write one key per level for the others, which every gap scan reads; a level that expires under a running reader costs that reader a possible 40001, never correctness.  -1: levels never expire; 0: writers never walk, so gap scans conflict with every writer of their level.",
+							&fps_gap_level_lifetime_s, 600, -1, INT_MAX,
+							PGC_SUSET, GUC_UNIT_S, NULL, NULL, NULL);
 	DefineCustomBoolVariable("fpsketch.column_groups",
 							 "Use the column groups declared with fpsketch_set_column_group().",
 							 "Off gives every row a single key (for comparison); the mapping must be the same in every backend, so it is fixed at server start.",

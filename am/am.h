@@ -171,6 +171,7 @@ extern void fps_gap_note_moved(Relation rel, FpsRelInfo *info, TupleTableSlot *o
 							   TupleTableSlot *new);
 
 /* ---- gap_levels.c ---- */
+extern int	fps_gap_level_lifetime_s;	/* fpsketch.gap_level_lifetime */
 extern void fps_gap_level_read(Oid indexoid, int nprefix);
 extern uint32 fps_gap_levels_walked(Oid indexoid);
 

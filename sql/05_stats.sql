@@ -103,6 +103,19 @@ COMMIT;
 SELECT fpsketch_stats_reset();
 INSERT INTO st SELECT g, 'new' FROM generate_series(16, 20) g;
 SELECT pinned_hwm, increfs, decrefs, commits FROM fpsketch_stats;
+-- a level expires fpsketch.gap_level_lifetime after its last gap scan:
+-- writers then write its ESC key again instead of walking (the same keys as
+-- the first insert above); with the default lifetime the scan above is
+-- recent, and inserts walk again
+SET fpsketch.gap_level_lifetime = 0;
+SELECT fpsketch_stats_reset();
+INSERT INTO st SELECT g, 'new' FROM generate_series(21, 25) g;
+SELECT pinned_hwm, increfs, decrefs, commits FROM fpsketch_stats;
+RESET fpsketch.gap_level_lifetime;
+SELECT fpsketch_stats_reset();
+INSERT INTO st SELECT g, 'new' FROM generate_series(26, 30) g;
+SELECT pinned_hwm, increfs, decrefs, commits FROM fpsketch_stats;
+DELETE FROM st WHERE id > 20;
 -- a sequential scan reads every row
 RESET enable_seqscan;
 RESET enable_bitmapscan;

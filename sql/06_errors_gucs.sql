@@ -40,10 +40,20 @@ COMMIT;
 SHOW fpsketch.lock_wait_timeout;
 RESET fpsketch.lock_wait_timeout;
 SHOW fpsketch.lock_wait_timeout;
+-- gap_level_lifetime: seconds, -1 for never
+SET fpsketch.gap_level_lifetime = '1h';
+SHOW fpsketch.gap_level_lifetime;
+SET fpsketch.gap_level_lifetime = -1;
+SHOW fpsketch.gap_level_lifetime;
+SET fpsketch.gap_level_lifetime = -2;
+SET fpsketch.gap_level_lifetime = '10ms';
+SHOW fpsketch.gap_level_lifetime;
+RESET fpsketch.gap_level_lifetime;
 CREATE ROLE regress_fps_guc;
 SET ROLE regress_fps_guc;
 SET fpsketch.lock_wait_timeout = '5s';
 SHOW fpsketch.lock_wait_timeout;
+SET fpsketch.gap_level_lifetime = 0;
 RESET ROLE;
 DROP ROLE regress_fps_guc;
 
