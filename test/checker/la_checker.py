@@ -299,6 +299,29 @@ def session_setup(conn, args):
     conn.autocommit = old
 
 
+def rollback_orphaned_prepared(cur):
+    """Roll back the prepared transactions of checkers that are gone (gid
+    fpsck_PID_..., PID no longer running): a checker killed between PREPARE
+    and its resolution leaves one, whose locks would block DROP TABLE."""
+    cur.execute("SELECT gid FROM pg_prepared_xacts WHERE gid LIKE 'fpsck\\_%%' "
+                "AND database = current_database()")
+    for (gid,) in cur.fetchall():
+        try:
+            pid = int(gid.split("_")[1])
+            os.kill(pid, 0)
+            continue
+        except (ValueError, IndexError):
+            continue
+        except ProcessLookupError:
+            pass
+        except PermissionError:
+            continue
+        try:
+            cur.execute("ROLLBACK PREPARED %s", (gid,))
+        except psycopg2.Error:
+            pass                # resolved meanwhile
+
+
 def setup_table(args):
     try:
         conn = connect(args, autocommit=True)
@@ -308,6 +331,7 @@ def setup_table(args):
         cur = conn.cursor()
         if args.am == "fpsketch":
             cur.execute("CREATE EXTENSION IF NOT EXISTS fpsketch")
+        rollback_orphaned_prepared(cur)
         cur.execute("DROP TABLE IF EXISTS %s" % args.table)
         cur.execute("CREATE TABLE %s (k int PRIMARY KEY, v text NOT NULL DEFAULT '') USING %s"
                     % (args.table, args.am))

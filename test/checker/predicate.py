@@ -267,6 +267,7 @@ def setup_table(args):
         cur = conn.cursor()
         if args.am == "fpsketch":
             cur.execute("CREATE EXTENSION IF NOT EXISTS fpsketch")
+        lc.rollback_orphaned_prepared(cur)
         cur.execute("DROP TABLE IF EXISTS %s" % args.table)
         cur.execute("CREATE TABLE %s (g int NOT NULL, k int NOT NULL, v int NOT NULL, "
                     "PRIMARY KEY (g, k)) USING %s" % (args.table, args.am))
