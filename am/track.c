@@ -174,19 +174,11 @@ fps_track_read(Relation rel, TupleTableSlot *slot, bool unique_check)
 			return;
 		}
 		access->row_group = g;
-		if (read_zero && g != 0)
-			access->read_zero = true;
 		/* after the first access: the transaction's end will release it */
 		if (unlikely(fps_txn.held_snapshot == NULL))
 			fps_hold_read_versions();
-		if (access->nreads++ == 0)
-		{
-			access->read_stmt = fps_current_statement();
-			access->first_tid = slot->tts_tid;
-			/* a version read while nothing kept it (or its TOAST) unpruned: no reread */
-			access->first_xmin = fps_txn.held_snapshot != NULL ? xmin : InvalidTransactionId;
+		if (access->nreads == 0)
 			all_read_before = false;
-		}
 		else if (all_read_before)
 		{
 			/* groups read from different versions: no one version fits */
@@ -208,6 +200,24 @@ fps_track_read(Relation rel, TupleTableSlot *slot, bool unique_check)
 				return;
 			fps_abort_key(FPS_ABORT_REREAD_CHANGED, access);
 		}
+
+		/*
+		 * Only now is the version the transaction's read of this key.  A
+		 * read that failed above (a 40001 that a savepoint or an EXCEPTION
+		 * block caught) returned nothing and recorded no entry word; had it
+		 * named the version it found as the one read first, a reread after
+		 * the next successful read would hand back that older version,
+		 * behind what the transaction saw since.
+		 */
+		if (access->nreads++ == 0)
+		{
+			access->read_stmt = fps_current_statement();
+			access->first_tid = slot->tts_tid;
+			/* a version read while nothing kept it (or its TOAST) unpruned: no reread */
+			access->first_xmin = fps_txn.held_snapshot != NULL ? xmin : InvalidTransactionId;
+		}
+		if (read_zero && g != 0)
+			access->read_zero = true;
 	}
 }
 

@@ -395,6 +395,8 @@ fps_reread_first_version(Relation rel, FpsRelInfo *info, fps_u64 key,
 	if (!store_first_version(rel, &failed_access->first_tid,
 							 failed_access->first_xmin, slot))
 		return false;
+	/* the failed group's read and those after it count as read now */
+	failed_access->nreads++;
 	for (g = failed + 1; g < info->ngroups; g++)
 		if (groups & (1 << g))
 			fps_txn_lookup(fps_group_key(key, g))->nreads++;
