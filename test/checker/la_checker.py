@@ -60,7 +60,9 @@ and for the non-cycle anomalies:
     G1b               a committed read saw an intermediate state of another
                       transaction (not that transaction's last append to it)
     internal          a read after the transaction's own appends to the key
-                      does not end with exactly those appends
+                      does not end with exactly those appends, or a read that
+                      shows fewer elements of other transactions than an
+                      earlier read of the key in the same transaction
     incompatible-order a read that is not a prefix of the key's final list,
                       a duplicate or unknown element
     lost-append       a committed append missing from the final state
@@ -1378,6 +1380,8 @@ class Analysis(object):
         self.pick_edge_set = set()
         for t in txns:
             own_so_far = collections.defaultdict(list)
+            # the most elements of others a read of the key has shown so far
+            seen_base = {}
             is_committed = t.id in committed
             for op in t.ops:
                 if op[0] == "a":
@@ -1403,6 +1407,14 @@ class Analysis(object):
                     self.add("internal", "%s read key %d = %s after appending %s"
                              % (who, key, fmt_list(parse_list(raw)), own), [t.id])
                     continue
+                if flag is None:
+                    # a read never goes back behind one the transaction made
+                    # before (committed or not: the application saw both)
+                    if nbase < seen_base.get(key, 0):
+                        self.add("internal", "%s read key %d with %d elements of other "
+                                 "transactions after a read that showed %d"
+                                 % (who, key, nbase, seen_base[key]), [t.id])
+                    seen_base[key] = max(seen_base.get(key, 0), nbase)
                 if flag == "incompatible":
                     lst = parse_list(raw)
                     cl = chain_lists[key]

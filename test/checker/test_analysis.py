@@ -136,6 +136,23 @@ def _():
     return [mk(0, "committed", [("a", 0, 1), ("r", 0, [])])], {0: [1]}
 
 
+@case("internal: a read goes back behind an earlier one (aborted)", {"internal"})
+def _():
+    # T2 saw [1, 2], then [1] again (a reread handing back an older version)
+    return [mk(0, "committed", [("a", 0, 1)]),
+            mk(1, "committed", [("a", 0, 2)]),
+            mk(2, "aborted", [("r", 0, [1, 2]), ("r", 0, [1], "do")])], \
+        {0: [1, 2]}
+
+
+@case("no finding: a reread of the same version, then a newer one", set())
+def _():
+    return [mk(0, "committed", [("a", 0, 1)]),
+            mk(1, "committed", [("a", 0, 2)]),
+            mk(2, "aborted", [("r", 0, [1]), ("r", 0, [1], "sp"), ("r", 0, [1, 2])])], \
+        {0: [1, 2]}
+
+
 @case("incompatible order", {"incompatible-order"})
 def _():
     return [mk(0, "committed", [("a", 0, 1)]),
