@@ -181,6 +181,7 @@ extern Snapshot fps_index_predicate_snapshot(FpsIndexFetch *f, Snapshot snapshot
 extern void fps_index_predicate_end(FpsIndexFetch *f);
 extern void fps_write_predicate_key(FpsRelInfo *info, fps_u64 key);
 extern void fps_follow_predicate_key(FpsRelInfo *info, fps_u64 key);
+extern void fps_follow_predicate_key_unwritten(FpsRelInfo *info, fps_u64 key);
 extern fps_u64 fps_read_predicate_key(FpsRelInfo *info, fps_u64 key, bool is_prefix);
 
 /* room for every prefix of every prefix index of a row */

@@ -60,7 +60,10 @@
  *	  inserter committed and wrote the gap R read (or a gap whose
  *	  inserter did, and so on), so it commits after R; w follows GAP(p, x)
  *	  (cc_phantom_follow: commit after its last install, x's inserter's),
- *	  so w commits after R too.  Phantom-key writers are otherwise not
+ *	  so w commits after R too.  An inserter of x that did not walk p
+ *	  (p had expired for it, or x was past FPS_GAP_MAX_WALKS) installed
+ *	  ESC(p), which R read, instead of GAP(p, x): so w also follows ESC(p)
+ *	  of every level it walks, once its walks are done.  Phantom-key writers are otherwise not
  *	  ordered among themselves: without the follow, a gap split by a
  *	  committed insert would lose its readers.  Otherwise w writes the key
  *	  R read and commits after R.
@@ -1066,6 +1069,20 @@ walk_after_writes(GapWrite **ws, int n)
 			if (!s.done[p])
 				fps_write_predicate_key(info, fps_gap_end_key(pi, p, s.own));
 	}
+
+	/*
+	 * A walk that stopped at an entry x another transaction inserted
+	 * follows GAP(p, x) to commit after x's inserter, and so after every
+	 * reader of the gap x split.  An inserter that did not walk level p
+	 * (the level had expired for it, or x was past FPS_GAP_MAX_WALKS)
+	 * never installed GAP(p, x): it wrote ESC(p), which those readers
+	 * read.  Following ESC(p) too, after the walks saw x committed, orders
+	 * this transaction after it all the same.
+	 */
+	if (n > 0)
+		for (int p = 0; p < pi->nkeys; p++)
+			if ((levels & ((uint32) 1 << p)) != 0)
+				fps_follow_predicate_key_unwritten(info, fps_gap_escalation_key(pi, p));
 	pfree(walked);
 	relation_close(index, AccessShareLock);
 	relation_close(heap, AccessShareLock);

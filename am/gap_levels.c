@@ -16,9 +16,11 @@
  *
  * Correctness does not depend on what this table says, or when: for each
  * level, a writer either walks it (always enough, gap.c's header) or
- * writes the key every reader of the level reads.  A writer that read the
- * mask just before a reader marked the level wrote ESC(index, p), and the
- * two conflict there like any writer and reader of one key.  So the table
+ * writes the key every reader of the level reads; a walker of p also
+ * follows ESC(index, p), since its walk may stop at the entry of a writer
+ * that did not walk p (gap.c's header).  A writer that read the mask just
+ * before a reader marked the level wrote ESC(index, p), and the two
+ * conflict there like any writer and reader of one key.  So the table
  * is read without a lock, and a lost mark only costs precision.
  *
  * A mark lasts fpsketch.gap_level_lifetime after the last gap scan of the

@@ -172,6 +172,16 @@ fps_write_predicate_key(FpsRelInfo *info, fps_u64 key)
 	cc_phantom_write(access);
 }
 
+/*
+ * Commit after the last install of a predicate key, without writing it
+ * (cc_phantom_follow): a walker after the ESC keys of the levels it walks.
+ */
+void
+fps_follow_predicate_key_unwritten(FpsRelInfo *info, fps_u64 key)
+{
+	cc_phantom_follow(fps_txn_access(key, info->relid));
+}
+
 /* Write a gap key and commit after its last install (cc_phantom_follow). */
 void
 fps_follow_predicate_key(FpsRelInfo *info, fps_u64 key)

@@ -96,7 +96,8 @@ INSERT INTO st SELECT g, 'new' FROM generate_series(11, 15) g;
 SELECT pinned_hwm, increfs, decrefs, commits FROM fpsketch_stats;
 -- after a range scan of st_pkey (a gap scan at level 0), inserts walk that
 -- level instead: the gap keys of the new entries and the one after the
--- last (am/gap.c), one walk for the five
+-- last (am/gap.c), one walk for the five, and the level's ESC key, which a
+-- walker follows without writing it
 BEGIN;
 SELECT count(*) FROM st WHERE id > 100;
 COMMIT;
