@@ -177,8 +177,11 @@ find_slot(Oid indexoid, bool add)
 /*
  * A gap scan reads level nprefix of the index: mark it, so that writers
  * walk it for fpsketch.gap_level_lifetime from now on.  The time is
- * rewritten only once it is an eighth of the lifetime old, so that scans
- * of one level by many backends do not all write one cache line.
+ * rewritten only once it is a second old (its resolution), so that scans
+ * of one level by many backends do not all write one cache line.  Not
+ * later: each writer judges it by its own session's lifetime, which may
+ * be shorter than the scanner's (a scanner with a day would otherwise
+ * leave the time of its scans unnoted for three hours).
  */
 void
 fps_gap_level_read(Oid indexoid, int nprefix)
@@ -195,8 +198,7 @@ fps_gap_level_read(Oid indexoid, int nprefix)
 		return;
 	/* 0 means never: second 0 of the epoch is noted as 1 */
 	now = Max(seconds_now(), 1);
-	if ((int64) now - (int64) pg_atomic_read_u32(&slot->read_at[nprefix]) >=
-		Max(fps_gap_level_lifetime_s / 8, 1))
+	if ((int64) now - (int64) pg_atomic_read_u32(&slot->read_at[nprefix]) >= 1)
 		pg_atomic_write_u32(&slot->read_at[nprefix], now);
 	if ((pg_atomic_read_u32(&slot->levels) & bit) == 0)
 		pg_atomic_fetch_or_u32(&slot->levels, bit);
@@ -223,7 +225,8 @@ fps_gap_levels_walked(Oid indexoid)
 	levels = pg_atomic_read_u32(&slot->levels);
 	if (levels == 0 || fps_gap_level_lifetime_s < 0)
 		return levels;
-	now = seconds_now();
+	/* as fps_gap_level_read notes it: lifetime 0 then never walks */
+	now = Max(seconds_now(), 1);
 	for (int p = 0; p < FPS_GAP_LEVELS; p++)
 	{
 		if ((levels & ((uint32) 1 << p)) == 0)

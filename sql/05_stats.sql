@@ -116,6 +116,19 @@ RESET fpsketch.gap_level_lifetime;
 SELECT fpsketch_stats_reset();
 INSERT INTO st SELECT g, 'new' FROM generate_series(26, 30) g;
 SELECT pinned_hwm, increfs, decrefs, commits FROM fpsketch_stats;
+-- the time of a scan is noted whatever the scanner's own lifetime: after a
+-- scan by a session with a lifetime of a day, a writer with one of 3 s
+-- walks (19 keys, not 13), however long ago the level's last scan was
+SELECT pg_sleep(3.1);
+SET fpsketch.gap_level_lifetime = '1d';
+BEGIN;
+SELECT count(*) FROM st WHERE id > 100;
+COMMIT;
+SET fpsketch.gap_level_lifetime = 3;
+SELECT fpsketch_stats_reset();
+INSERT INTO st SELECT g, 'new' FROM generate_series(31, 35) g;
+SELECT pinned_hwm, increfs, decrefs, commits FROM fpsketch_stats;
+RESET fpsketch.gap_level_lifetime;
 DELETE FROM st WHERE id > 20;
 -- a sequential scan reads every row
 RESET enable_seqscan;
