@@ -197,7 +197,18 @@ fps_track_read(Relation rel, TupleTableSlot *slot, bool unique_check)
 		{
 			if (all_read_before &&
 				fps_reread_first_version(rel, info, key, groups, g, access, slot))
+			{
+				/*
+				 * The version read before gave group 0's columns through
+				 * these keys too: a later read of group 0 alone must go
+				 * through them, not be a first read of group 0's own key.
+				 */
+				if (read_zero)
+					for (; g < info->ngroups; g++)
+						if (g != 0 && (groups & (1 << g)))
+							fps_txn_lookup(fps_group_key(key, g))->read_zero = true;
 				return;
+			}
 			fps_abort_key(FPS_ABORT_REREAD_CHANGED, access);
 		}
 
