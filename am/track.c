@@ -29,6 +29,7 @@
 #include "miscadmin.h"
 #include "storage/lmgr.h"
 #include "storage/lock.h"
+#include "storage/procarray.h"
 #include "utils/acl.h"
 #include "utils/rel.h"
 
@@ -117,6 +118,7 @@ fps_track_read(Relation rel, TupleTableSlot *slot, bool unique_check)
 	fps_u64		key;
 	bool		all_read_before = true;
 	bool		read_zero = false;
+	bool		in_progress;
 	ItemPointerData first_tid;
 	TransactionId first_xmin = InvalidTransactionId;
 	int			g;
@@ -136,6 +138,17 @@ fps_track_read(Relation rel, TupleTableSlot *slot, bool unique_check)
 	check.group = -1;
 	if (unlikely(unique_check))
 		fps_refuse_unique_conflict(info, slot);
+
+	/*
+	 * A unique check's dirty snapshot also hands over a version whose
+	 * creator is still running.  Its writer locks the row's keys only when
+	 * it commits, so cc_read observes the words from before its write: that
+	 * version is not the one the read set describes, and no reread may give
+	 * it back.  (Asked before cc_read: a creator that ends after it held
+	 * the keys locked from its validation on, so cc_read waited for its
+	 * install and observed its words.)
+	 */
+	in_progress = unique_check && TransactionIdIsInProgress(xmin);
 
 	/*
 	 * Past its share of row pins for this relation, or of the exact table,
@@ -197,7 +210,18 @@ fps_track_read(Relation rel, TupleTableSlot *slot, bool unique_check)
 		{
 			if (all_read_before &&
 				fps_reread_first_version(rel, info, key, groups, g, access, slot))
+			{
+				/*
+				 * The version read before gave group 0's columns through
+				 * these keys too: a later read of group 0 alone must go
+				 * through them, not be a first read of group 0's own key.
+				 */
+				if (read_zero)
+					for (; g < info->ngroups; g++)
+						if (g != 0 && (groups & (1 << g)))
+							fps_txn_lookup(fps_group_key(key, g))->read_zero = true;
 				return;
+			}
 			fps_abort_key(FPS_ABORT_REREAD_CHANGED, access);
 		}
 
@@ -213,8 +237,12 @@ fps_track_read(Relation rel, TupleTableSlot *slot, bool unique_check)
 		{
 			access->read_stmt = fps_current_statement();
 			access->first_tid = slot->tts_tid;
-			/* a version read while nothing kept it (or its TOAST) unpruned: no reread */
-			access->first_xmin = fps_txn.held_snapshot != NULL ? xmin : InvalidTransactionId;
+			/*
+			 * a version read while nothing kept it (or its TOAST) unpruned,
+			 * or a running writer's: no reread
+			 */
+			access->first_xmin = fps_txn.held_snapshot != NULL && !in_progress ?
+				xmin : InvalidTransactionId;
 		}
 		if (read_zero && g != 0)
 			access->read_zero = true;
