@@ -263,6 +263,8 @@ fps_index_fetch_tuple(struct IndexFetchTableData *scan, ItemPointer tid,
 	}
 	if (fps_snapshot_is_tracked(snapshot))
 		fps_track_read(scan->rel, slot, snapshot->snapshot_type == SNAPSHOT_DIRTY);
+	/* its row keys protect a lookup by row identity (am/point_lookup.c) */
+	f->lookup.found = true;
 	return true;
 }
 

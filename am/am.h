@@ -143,6 +143,25 @@ typedef struct FpsGapScan
 	Size		last_space;
 } FpsGapScan;
 
+/* ---- point_lookup.c ---- */
+
+/*
+ * An index scan that fixes every column of the row identity by equality:
+ * its predicate key is read only if it finds no row (point_lookup.c).
+ */
+typedef struct FpsPointLookup
+{
+	bool		deferred;		/* this execution's predicate read waits */
+	bool		found;			/* ... and it found a row: none needed */
+	Relation	index;			/* the scan's, open while the fetch is */
+	Snapshot	snapshot;		/* the one the scan read rows with */
+	fps_u64		key;			/* the equality-prefix key of the values */
+	int			nkeys;
+	ScanKeyData keys[INDEX_MAX_KEYS];	/* their equality keys, values copied */
+	bool		byval[INDEX_MAX_KEYS];
+	int16		len[INDEX_MAX_KEYS];
+} FpsPointLookup;
+
 /* ---- predicate.c ---- */
 
 /*
@@ -159,6 +178,7 @@ typedef struct FpsIndexFetch
 	Snapshot	fresh_snapshot;	/* registered; replaces the scan's snapshot */
 	FpsTsScan	ts;				/* at a timestamp */
 	FpsGapScan	gap;			/* gap keys */
+	FpsPointLookup lookup;		/* a unique point lookup */
 } FpsIndexFetch;
 
 extern bool fps_gap_scan_begin(FpsIndexFetch *f, struct IndexScanState *iss,
@@ -169,11 +189,23 @@ extern void fps_gap_check_unseen(FpsIndexFetch *f, ItemPointer tid, Snapshot sna
 extern void fps_gap_note_row(Relation rel, FpsRelInfo *info, TupleTableSlot *slot);
 extern void fps_gap_note_moved(Relation rel, FpsRelInfo *info, TupleTableSlot *old,
 							   TupleTableSlot *new);
+extern IndexScanDesc fps_index_walk_begin(Relation index, Snapshot snapshot,
+										  ScanKey keys, int nkeys);
+extern bool fps_examine_index_entry(Relation heap, ItemPointer tid, Snapshot now,
+									Snapshot reader, bool *unseen);
 
 /* ---- gap_levels.c ---- */
 extern int	fps_gap_level_lifetime_s;	/* fpsketch.gap_level_lifetime */
 extern void fps_gap_level_read(Oid indexoid, int nprefix);
 extern uint32 fps_gap_levels_walked(Oid indexoid);
+
+extern bool fps_point_lookup_defer(FpsIndexFetch *f, struct IndexScanState *iss,
+								   FpsRelInfo *info, FpsPrefixIndex *pi,
+								   const uint64 *hashes);
+extern void fps_point_lookup_settle(FpsIndexFetch *f);
+extern void fps_point_lookup_forget(FpsIndexFetch *f);
+extern bool fps_snapshot_sees_writers(Snapshot snapshot, Snapshot latest);
+extern Snapshot fps_fresher_snapshot(Snapshot snapshot);
 
 extern Snapshot fps_read_relation_predicate(Relation rel, Snapshot snapshot);
 extern void fps_index_predicate_reset(FpsIndexFetch *f);

@@ -154,8 +154,9 @@ entry_hashes(FpsPrefixIndex *pi, IndexTuple itup, TupleDesc itupdesc, uint64 *ha
  * and (reader != NULL) was it inserted by a transaction that committed
  * but that reader's snapshot does not see?
  */
-static bool
-examine_entry(Relation heap, ItemPointer tid, Snapshot now, Snapshot reader, bool *unseen)
+bool
+fps_examine_index_entry(Relation heap, ItemPointer tid, Snapshot now, Snapshot reader,
+						bool *unseen)
 {
 	Buffer		buf = ReadBuffer(heap, ItemPointerGetBlockNumber(tid));
 	Page		page;
@@ -243,8 +244,8 @@ keys_after(Relation index, int first, int ncols, const Datum *values,
 }
 
 /* A scan of index's entries (every one, visible or not) with keys. */
-static IndexScanDesc
-walk_begin(Relation index, Snapshot snapshot, ScanKey keys, int nkeys)
+IndexScanDesc
+fps_index_walk_begin(Relation index, Snapshot snapshot, ScanKey keys, int nkeys)
 {
 	/* the bitmap variant: no table fetch, which would be ours */
 	IndexScanDesc scan = index_beginscan_bitmap(index, snapshot, nkeys);
@@ -478,7 +479,7 @@ walk_group_from(FpsIndexFetch *f, IndexTuple prev, ScanKey keys, ScanKey members
 		}
 		keys_after(index, g->nprefix, ncols, values, &keys[nkeys++], members);
 	}
-	return walk_begin(index, scan_snapshot(f), keys, nkeys);
+	return fps_index_walk_begin(index, scan_snapshot(f), keys, nkeys);
 }
 
 /* Does entry a come before entry b in the index order (same group)? */
@@ -548,7 +549,7 @@ look_again(FpsIndexFetch *f, IndexTuple prev, IndexTuple upto, ItemPointer upto_
 			break;
 		if (upto_tid != NULL && ItemPointerEquals(tid, upto_tid))
 			continue;
-		stable = examine_entry(heap, tid, snapshot_now(), reader, &unseen);
+		stable = fps_examine_index_entry(heap, tid, snapshot_now(), reader, &unseen);
 		if (unseen)
 			fps_abort(FPS_ABORT_PHANTOM, info->relid);
 		if (gaps && !stable)
@@ -663,7 +664,7 @@ fps_gap_check_unseen(FpsIndexFetch *f, ItemPointer tid, Snapshot snapshot)
 {
 	bool		unseen;
 
-	(void) examine_entry(f->heap.xs_base.rel, tid, snapshot_now(), snapshot, &unseen);
+	(void) fps_examine_index_entry(f->heap.xs_base.rel, tid, snapshot_now(), snapshot, &unseen);
 	if (unseen)
 		fps_abort(FPS_ABORT_PHANTOM, RelationGetRelid(f->heap.xs_base.rel));
 }
@@ -716,7 +717,7 @@ walk_to_group_end(FpsIndexFetch *f)
 	{
 		bool		unseen;
 
-		if (examine_entry(heap, tid, snapshot_now(), scan_snapshot(f), &unseen))
+		if (fps_examine_index_entry(heap, tid, snapshot_now(), scan_snapshot(f), &unseen))
 		{
 			uint64		hashes[INDEX_MAX_KEYS];
 
@@ -1000,7 +1001,7 @@ walk_after_writes(GapWrite **ws, int n)
 		walk_from(&s, ws[first], info, pi);
 
 		keys_after(index, 0, pi->nkeys, s.w->values, &key, members);
-		walk = walk_begin(index, snapshot_now(), &key, 1);
+		walk = fps_index_walk_begin(index, snapshot_now(), &key, 1);
 		while (s.ndone < pi->nkeys &&
 			   (tid = index_getnext_tid(walk, ForwardScanDirection)) != NULL)
 		{
@@ -1030,7 +1031,7 @@ walk_after_writes(GapWrite **ws, int n)
 				continue;
 
 			entry_hashes(pi, walk->xs_itup, walk->xs_itupdesc, hashes);
-			stable = examine_entry(heap, tid, snapshot_now(), NULL, &unseen);
+			stable = fps_examine_index_entry(heap, tid, snapshot_now(), NULL, &unseen);
 			for (int p = 0; p < pi->nkeys; p++)
 			{
 				if (s.done[p])

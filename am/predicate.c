@@ -124,17 +124,44 @@ snapshot_after_predicate_sample(Snapshot snapshot, Oid relid)
 	 * the leader, so a newer snapshot there is fine.
 	 */
 	static SnapshotData latest_data = {SNAPSHOT_MVCC};
+	Snapshot	latest;
+
+	if (IsolationUsesXactSnapshot())
+	{
+		latest = GetSnapshotData(&latest_data);
+		if (!fps_snapshot_sees_writers(snapshot, latest))
+			fps_abort(FPS_ABORT_PHANTOM_SNAPSHOT, relid);
+		return NULL;
+	}
+	return fps_fresher_snapshot(snapshot);
+}
+
+/*
+ * Does snapshot see every transaction that had completed when latest was
+ * taken, or miss only some that wrote no fpsketch table of this database?
+ */
+bool
+fps_snapshot_sees_writers(Snapshot snapshot, Snapshot latest)
+{
+	if (latest->xmax == snapshot->xmax && latest->xcnt == snapshot->xcnt)
+		return true;
+	return !snapshot_misses_writer(snapshot, latest);
+}
+
+/*
+ * READ COMMITTED: a registered snapshot taken now, for a scan that would
+ * read with snapshot, if a transaction completed since snapshot was taken;
+ * else NULL.
+ */
+Snapshot
+fps_fresher_snapshot(Snapshot snapshot)
+{
+	static SnapshotData latest_data = {SNAPSHOT_MVCC};
 	Snapshot	latest = GetSnapshotData(&latest_data);
 	Snapshot	fresh;
 
 	if (latest->xmax == snapshot->xmax && latest->xcnt == snapshot->xcnt)
 		return NULL;
-	if (IsolationUsesXactSnapshot())
-	{
-		if (!snapshot_misses_writer(snapshot, latest))
-			return NULL;
-		fps_abort(FPS_ABORT_PHANTOM_SNAPSHOT, relid);
-	}
 	fresh = RegisterSnapshot(latest);
 	/* same command: the scan must not see what this statement writes */
 	fresh->curcid = snapshot->curcid;
@@ -475,6 +502,11 @@ read_index_predicate(FpsIndexFetch *f, IndexScanState *iss, Snapshot snapshot)
 		pi = fps_prefix_index(info, RelationGetRelid(iss->iss_ScanDesc->indexRelation));
 	if (pi != NULL)
 		nprefix = equality_prefix(iss, pi, hashes);
+	/* a lookup by row identity: read only if it finds nothing */
+	if (pi != NULL && nprefix == pi->nkeys && !fps_ts_mode(snapshot) &&
+		fps_point_lookup_defer(f, iss, info, pi, hashes))
+		return;
+	fps_point_lookup_forget(f);
 	/* a scan that reads gap keys reads its level's ESC key here (am/gap.c) */
 	if (pi != NULL && !fps_ts_mode(snapshot) &&
 		fps_gap_scan_begin(f, iss, pi, nprefix, hashes))
@@ -524,6 +556,7 @@ fps_index_predicate_reset(FpsIndexFetch *f)
 {
 	IndexScanState *iss;
 
+	fps_point_lookup_settle(f);
 	fps_gap_scan_reset(f);
 	f->predicate_pending = true;
 	iss = find_index_scan(&f->heap.xs_base);
@@ -559,6 +592,7 @@ fps_index_predicate_end(FpsIndexFetch *f)
 {
 	f->gap.active = false;
 	f->gap.check_unseen = false;
+	fps_point_lookup_forget(f);
 	release_fresh_snapshot(f);
 }
 

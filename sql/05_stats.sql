@@ -36,7 +36,9 @@ SELECT entries - :entries0 AS new_entries, entries_hwm - :entries0 AS new_entrie
        aborts_table_full AS aborts, lock_waits, floor_raises
 FROM fpsketch_stats;
 
--- one transaction reads 3 distinct rows (by primary key) and updates 1 of them
+-- one transaction reads 3 distinct rows (by primary key: the rows' keys, and
+-- no equality-prefix key, as each lookup finds its row, am/point_lookup.c)
+-- and updates 1 of them (its escalation key besides)
 SET enable_seqscan = off;
 SET enable_bitmapscan = off;
 BEGIN;
@@ -71,6 +73,7 @@ SELECT pinned, pinned_hwm, increfs, decrefs, commits, read_only_commits, ts_snap
 RESET fpsketch.timestamp_snapshots;
 
 -- the same row read by several statements of one transaction is pinned once
+-- (its key: each lookup finds the row)
 SELECT fpsketch_stats_reset();
 BEGIN;
 SELECT v FROM st WHERE id = 6;

@@ -50,12 +50,13 @@ SELECT * FROM learned;
 -- group's key (the WHERE clause reads id: group 0 goes with the others, as
 -- every writer of group 0 writes every group); an UPDATE of bal writes
 -- bal's group, follows the other groups but group 0, and writes the
--- escalation key besides reading the prefix key
+-- escalation key (lookups by primary key that find their row read no
+-- equality-prefix key, am/point_lookup.c)
 SET enable_seqscan = off;
 SET enable_bitmapscan = off;
 BEGIN;
 SELECT tax FROM lg WHERE id = 1;
-SELECT pinned AS "group 0 + prefix" FROM fpsketch_stats;
+SELECT pinned AS "group 0" FROM fpsketch_stats;
 SELECT ytd, cnt FROM lg WHERE id = 1;
 SELECT pinned AS "+ 2 groups" FROM fpsketch_stats;
 COMMIT;

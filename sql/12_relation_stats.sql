@@ -32,13 +32,17 @@ SET enable_bitmapscan = off;
 SELECT fpsketch_stats_reset();
 SELECT count(*) FROM fpsketch_relation_stats;
 
--- one transaction reads 3 rows of rs_a (an equality per row: a predicate
--- key each) and 1 of rs_b, and updates another row of rs_b (a read by the
--- UPDATE's scan, a write, the escalation key as a predicate write)
+-- one transaction reads 3 rows of rs_a (by primary key: no predicate key,
+-- as each lookup finds its row, am/point_lookup.c) and looks up 2 absent
+-- ones (a predicate key each), reads 1 row of rs_b, and updates another row
+-- of rs_b (a read by the UPDATE's scan, a write, the escalation key as a
+-- predicate write)
 BEGIN;
 SELECT hot FROM rs_a WHERE id = 1;
 SELECT hot FROM rs_a WHERE id = 2;
 SELECT hot, cold FROM rs_a WHERE id = 3;
+SELECT hot FROM rs_a WHERE id = 98;
+SELECT hot FROM rs_a WHERE id = 99;
 SELECT v FROM rs_b WHERE id = 1;
 UPDATE rs_b SET v = v + 1 WHERE id = 2;
 COMMIT;
@@ -51,6 +55,7 @@ FROM fpsketch_relation_stats ORDER BY relname;
 SELECT fpsketch_stats_reset();
 BEGIN;
 SELECT v FROM rs_b WHERE id = 5;
+SELECT v FROM rs_b WHERE id = 50;
 INSERT INTO rs_a VALUES (11, 0, 0);
 ROLLBACK;
 SELECT relname, row_reads, row_writes, predicate_reads, predicate_writes, commits, rollbacks
