@@ -664,7 +664,8 @@ fps_gap_check_unseen(FpsIndexFetch *f, ItemPointer tid, Snapshot snapshot)
 {
 	bool		unseen;
 
-	(void) fps_examine_index_entry(f->heap.xs_base.rel, tid, snapshot_now(), snapshot, &unseen);
+	(void) fps_examine_index_entry(f->heap.xs_base.rel, tid, snapshot_now(), snapshot,
+								   &unseen);
 	if (unseen)
 		fps_abort(FPS_ABORT_PHANTOM, RelationGetRelid(f->heap.xs_base.rel));
 }
