@@ -3,8 +3,8 @@
 #  (a) exhausting the pin budget of a small exact table
 #      (fpsketch.max_entries = 256: a pool of 128 pins, 64 for one login
 #      role) with concurrent long transactions of one role: sessions that
-#      each read 20 rows and write one (40+ keys with the index-prefix keys)
-#      and stay open until a new one cannot pin its keys; that one gets a
+#      each read 20 rows and write the last one read (20+ keys) and stay
+#      open until a new one cannot pin its keys; that one gets a
 #      clean 40001 whose DETAIL says that the role's other transactions hold
 #      its share of the pool, the others still commit;
 #  (b) the same under a 16-client pgbench load of long transactions (31
@@ -68,11 +68,16 @@ sub idle_ok
 		my $s = FpsTest::Session->new($node, app => 'fps_long');
 		my $a = 1 + $i * 100;
 		# point reads (a range scan would read the relation's phantom key,
-		# which every non-HOT update writes: they would not all commit)
+		# which every non-HOT update writes: they would not all commit).
+		# The row written is the last one read: a transaction past its
+		# role's share reads through the escalation key, and its write then
+		# needs a pin.  (Its first read may still pin the row from the
+		# backend's own share: a lookup that finds its row pins nothing
+		# else, am/point_lookup.c.)
 		my ($out, $err) = $s->query(
 			"BEGIN;\n"
 			  . join("\n", map { "SELECT v FROM t WHERE id = $_;" } $a .. $a + 19)
-			  . "\nUPDATE t SET v = v + 1 WHERE id = $a;");
+			  . "\nUPDATE t SET v = v + 1 WHERE id = " . ($a + 19) . ";");
 		if ($err)
 		{
 			$full_err = $err;

@@ -40,12 +40,15 @@ for my $t (1 .. 6)
 }
 $node->safe_psql('postgres', 'SELECT fpsketch_stats_reset()');
 
-# table t: a transaction of t primary-key reads (validated, not at a timestamp)
+# table t: a transaction of t primary-key reads and t lookups of absent keys
+# (validated, not at a timestamp): t row reads, and t predicate reads, as
+# only a lookup that finds nothing reads its key (am/point_lookup.c)
 for my $t (1 .. 6)
 {
 	$node->safe_psql('postgres',
 		"SET enable_seqscan = off; SET enable_bitmapscan = off; BEGIN; "
 		  . join('', map { "SELECT v FROM rs_$t WHERE id = $_; " } 1 .. $t)
+		  . join('', map { "SELECT v FROM rs_$t WHERE id = 100 + $_; " } 1 .. $t)
 		  . "COMMIT;");
 }
 
