@@ -201,7 +201,7 @@ extern uint32 fps_gap_levels_walked(Oid indexoid);
 
 extern bool fps_point_lookup_defer(FpsIndexFetch *f, struct IndexScanState *iss,
 								   FpsRelInfo *info, FpsPrefixIndex *pi,
-								   const uint64 *hashes);
+								   const uint64 *hashes, const int *keyidx);
 extern void fps_point_lookup_settle(FpsIndexFetch *f);
 extern void fps_point_lookup_forget(FpsIndexFetch *f);
 extern bool fps_snapshot_sees_writers(Snapshot snapshot, Snapshot latest);

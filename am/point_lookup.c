@@ -73,12 +73,12 @@ fps_point_lookup_forget(FpsIndexFetch *f)
 }
 
 /*
- * Save the scan's equality keys, one per column (those equality_prefix()
- * hashed: the first plain equality of the column's own type), with their
- * values copied into the fetch's memory.
+ * Save the scan's equality keys, keyidx[p] for column p (those that
+ * equality_prefix() hashed), with their values copied into the fetch's
+ * memory.
  */
-static bool
-save_equality_keys(FpsIndexFetch *f, IndexScanState *iss, int nkeys)
+static void
+save_equality_keys(FpsIndexFetch *f, IndexScanState *iss, int nkeys, const int *keyidx)
 {
 	FpsPointLookup *l = &f->lookup;
 	Relation	index = iss->iss_ScanDesc->indexRelation;
@@ -86,31 +86,14 @@ save_equality_keys(FpsIndexFetch *f, IndexScanState *iss, int nkeys)
 
 	for (int p = 0; p < nkeys; p++)
 	{
-		int			k;
+		ScanKey		sk = &iss->iss_ScanKeys[keyidx[p]];
 
-		for (k = 0; k < iss->iss_NumScanKeys; k++)
-		{
-			ScanKey		sk = &iss->iss_ScanKeys[k];
-
-			if (sk->sk_attno == p + 1 && sk->sk_strategy == BTEqualStrategyNumber &&
-				!(sk->sk_flags & (SK_ISNULL | SK_ROW_HEADER | SK_SEARCHARRAY |
-								  SK_SEARCHNULL | SK_SEARCHNOTNULL | SK_ORDER_BY)) &&
-				(!OidIsValid(sk->sk_subtype) || sk->sk_subtype == index->rd_opcintype[p]))
-				break;
-		}
-		if (k == iss->iss_NumScanKeys)
-		{
-			MemoryContextSwitchTo(old);
-			return false;
-		}
 		get_typlenbyval(index->rd_opcintype[p], &l->len[p], &l->byval[p]);
-		l->keys[p] = iss->iss_ScanKeys[k];
-		l->keys[p].sk_argument = datumCopy(iss->iss_ScanKeys[k].sk_argument,
-										   l->byval[p], l->len[p]);
+		l->keys[p] = *sk;
+		l->keys[p].sk_argument = datumCopy(sk->sk_argument, l->byval[p], l->len[p]);
 		l->nkeys = p + 1;
 	}
 	MemoryContextSwitchTo(old);
-	return true;
 }
 
 /*
@@ -130,30 +113,20 @@ is_row_identity(FpsRelInfo *info, FpsPrefixIndex *pi)
 	return true;
 }
 
-/* Do iss's keys name the values saved for the last lookup? */
+/* Do iss's equality keys (keyidx) name the values saved for the last lookup? */
 static bool
-same_values(FpsPointLookup *l, IndexScanState *iss)
+same_values(FpsPointLookup *l, IndexScanState *iss, const int *keyidx)
 {
-	int			p;
-
 	if (l->nkeys == 0 || l->index != iss->iss_ScanDesc->indexRelation)
 		return false;
-	for (p = 0; p < l->nkeys; p++)
+	for (int p = 0; p < l->nkeys; p++)
 	{
-		int			k;
+		ScanKey		sk = &iss->iss_ScanKeys[keyidx[p]];
 
-		for (k = 0; k < iss->iss_NumScanKeys; k++)
-		{
-			ScanKey		sk = &iss->iss_ScanKeys[k];
-
-			if (sk->sk_attno == p + 1 && sk->sk_strategy == BTEqualStrategyNumber &&
-				sk->sk_flags == l->keys[p].sk_flags &&
-				sk->sk_subtype == l->keys[p].sk_subtype &&
-				sk->sk_collation == l->keys[p].sk_collation)
-				break;
-		}
-		if (k == iss->iss_NumScanKeys ||
-			!datumIsEqual(iss->iss_ScanKeys[k].sk_argument, l->keys[p].sk_argument,
+		if (sk->sk_flags != l->keys[p].sk_flags ||
+			sk->sk_subtype != l->keys[p].sk_subtype ||
+			sk->sk_collation != l->keys[p].sk_collation ||
+			!datumIsEqual(sk->sk_argument, l->keys[p].sk_argument,
 						  l->byval[p], l->len[p]))
 			return false;
 	}
@@ -174,7 +147,7 @@ same_values(FpsPointLookup *l, IndexScanState *iss)
  */
 bool
 fps_point_lookup_defer(FpsIndexFetch *f, IndexScanState *iss, FpsRelInfo *info,
-					   FpsPrefixIndex *pi, const uint64 *hashes)
+					   FpsPrefixIndex *pi, const uint64 *hashes, const int *keyidx)
 {
 	FpsPointLookup *l = &f->lookup;
 	IndexScanDesc scan = iss->iss_ScanDesc;
@@ -189,7 +162,7 @@ fps_point_lookup_defer(FpsIndexFetch *f, IndexScanState *iss, FpsRelInfo *info,
 		fps_point_lookup_forget(f);
 		return false;
 	}
-	if (!l->deferred && same_values(l, iss))
+	if (!l->deferred && same_values(l, iss, keyidx))
 		return true;
 	fps_point_lookup_forget(f);
 	key = fps_prefix_key(pi, pi->nkeys, hashes);
@@ -199,11 +172,9 @@ fps_point_lookup_defer(FpsIndexFetch *f, IndexScanState *iss, FpsRelInfo *info,
 	 * no pin, and finds at once that an insert came since.
 	 */
 	access = fps_txn_lookup(key);
-	if ((access != NULL && access->is_read) || !save_equality_keys(f, iss, pi->nkeys))
-	{
-		fps_point_lookup_forget(f);
+	if (access != NULL && access->is_read)
 		return false;
-	}
+	save_equality_keys(f, iss, pi->nkeys, keyidx);
 	l->index = scan->indexRelation;
 	l->key = key;
 	if (f->fresh_snapshot != NULL)

@@ -450,7 +450,7 @@ find_index_scan(IndexFetchTableData *fetch)
  * row comparisons, IS NULL and cross-type operators end the prefix.
  */
 static int
-equality_prefix(IndexScanState *iss, FpsPrefixIndex *pi, uint64 *hashes)
+equality_prefix(IndexScanState *iss, FpsPrefixIndex *pi, uint64 *hashes, int *keyidx)
 {
 	Relation	indexrel = iss->iss_ScanDesc->indexRelation;
 	StrategyNumber eq = pi->is_hash ? HTEqualStrategyNumber : BTEqualStrategyNumber;
@@ -472,6 +472,7 @@ equality_prefix(IndexScanState *iss, FpsPrefixIndex *pi, uint64 *hashes)
 				continue;
 			hashes[p] = fps_hash_value(pi->types[p], pi->collations[p],
 									   sk->sk_argument, false);
+			keyidx[p] = k;
 			found = true;
 		}
 		if (!found)
@@ -493,6 +494,7 @@ read_index_predicate(FpsIndexFetch *f, IndexScanState *iss, Snapshot snapshot)
 	FpsRelInfo *info;
 	FpsPrefixIndex *pi = NULL;
 	uint64		hashes[INDEX_MAX_KEYS];
+	int			keyidx[INDEX_MAX_KEYS];
 	int			nprefix = 0;
 	fps_u64		key;
 
@@ -501,10 +503,10 @@ read_index_predicate(FpsIndexFetch *f, IndexScanState *iss, Snapshot snapshot)
 	if (iss != NULL && fps_prefix_predicates)
 		pi = fps_prefix_index(info, RelationGetRelid(iss->iss_ScanDesc->indexRelation));
 	if (pi != NULL)
-		nprefix = equality_prefix(iss, pi, hashes);
+		nprefix = equality_prefix(iss, pi, hashes, keyidx);
 	/* a lookup by row identity: read only if it finds nothing */
 	if (pi != NULL && nprefix == pi->nkeys && !fps_ts_mode(snapshot) &&
-		fps_point_lookup_defer(f, iss, info, pi, hashes))
+		fps_point_lookup_defer(f, iss, info, pi, hashes, keyidx))
 		return;
 	fps_point_lookup_forget(f);
 	/* a scan that reads gap keys reads its level's ESC key here (am/gap.c) */
