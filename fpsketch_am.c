@@ -368,12 +368,9 @@ fps_tuple_lock(Relation rel, ItemPointer tid, Snapshot snapshot,
 
 		if ((flags & TUPLE_LOCK_FLAG_FIND_LAST_VERSION) && tmfd->traversed &&
 			fps_tracking_active(rel, &info))
-		{
-			if (!fps_reevaluation_is_safe(rel, info, slot, &found_tid))
-				fps_abort(FPS_ABORT_CONCURRENT_UPDATE, info->relid);
-			fps_atomic_add(&fps_counters->reevaluations, 1);
-		}
-		fps_track_read(rel, slot, false);
+			fps_reevaluate_on(rel, info, slot, &found_tid);
+		else
+			fps_track_read(rel, slot, false);
 	}
 	else if (result == TM_Updated || result == TM_Deleted)
 	{

@@ -236,8 +236,8 @@ extern FpsGroupMask fps_statement_groups(Relation rel, FpsRelInfo *info, bool wr
 
 /* ---- reevaluate.c ---- */
 
-extern bool fps_reevaluation_is_safe(Relation rel, FpsRelInfo *info,
-									 TupleTableSlot *newest, ItemPointer found_tid);
+extern void fps_reevaluate_on(Relation rel, FpsRelInfo *info,
+							  TupleTableSlot *newest, ItemPointer found_tid);
 
 /* ---- visibility.c ---- */
 

@@ -28,11 +28,19 @@
  *	   membership), and the index quals EvalPlanQual rechecks give the same
  *	   answer as the scan;
  *	4. the read set: the new version replaces the old only where the old
- *	   was read once, by this statement's scan (fps_txn_replace_read); a
- *	   column group the concurrent writer did not write keeps its
- *	   observation (same values in both versions).
+ *	   was read once, by this statement's scan (fps_txn_read_replaceable);
+ *	   a column group the concurrent writer did not write keeps its
+ *	   observation (same values in both versions);
+ *	5. no volatile function below those nodes, in their correlated
+ *	   subplans included: the first evaluation ran it on the old version,
+ *	   and what it did there (a write to another table, a nextval) stays
+ *	   when EvalPlanQual runs it again on the newest one, so the transaction
+ *	   would keep effects of a version its read set no longer names.
  * Otherwise the statement fails with 40001 (aborts_concurrent_update), as
- * it does under STO, REPEATABLE READ and SERIALIZABLE.  Correlated subplans
+ * it does under STO, REPEATABLE READ and SERIALIZABLE.  Nothing changes in
+ * the read set until every rule holds, and if reading the newest version
+ * fails (a savepoint may catch that), the reads it was to replace stand
+ * again: the transaction saw the old version.  Correlated subplans
  * in the row's quals are run again by EvalPlanQual on the statement's
  * snapshot and read through the access method like any read (their index
  * scans are found in the EvalPlanQual trees, see predicate.c), and initplans
@@ -51,7 +59,10 @@
 #include "catalog/pg_index.h"
 #include "executor/execdesc.h"
 #include "executor/tuptable.h"
+#include "miscadmin.h"
+#include "nodes/nodeFuncs.h"
 #include "nodes/plannodes.h"
+#include "optimizer/optimizer.h"
 #include "parser/parsetree.h"
 #include "utils/datum.h"
 #include "utils/rel.h"
@@ -110,6 +121,154 @@ row_marks_are_own(List *rowMarks, Index rti)
 	return true;
 }
 
+static bool plan_has_volatile(Plan *plan, List *subplans);
+
+/* Rule 5 for an expression: a volatile function, here or in a subplan it runs. */
+static bool
+subplans_have_volatile(Node *node, List *subplans)
+{
+	if (node == NULL)
+		return false;
+	if (IsA(node, SubPlan) &&
+		plan_has_volatile(list_nth(subplans, ((SubPlan *) node)->plan_id - 1), subplans))
+		return true;
+	return expression_tree_walker(node, subplans_have_volatile, subplans);
+}
+
+static bool
+expr_has_volatile(void *expr, List *subplans)
+{
+	return expr != NULL &&
+		(contain_volatile_functions((Node *) expr) ||
+		 subplans_have_volatile((Node *) expr, subplans));
+}
+
+static bool
+plans_have_volatile(List *plans, List *subplans)
+{
+	ListCell   *lc;
+
+	foreach(lc, plans)
+		if (plan_has_volatile((Plan *) lfirst(lc), subplans))
+			return true;
+	return false;
+}
+
+/*
+ * Rule 5 for a plan tree: does any of its expressions call a volatile
+ * function?  A node whose expressions are not looked at here counts as one
+ * that does.  Initplans run once, before the statement's first row, and
+ * EvalPlanQual does not run them again.
+ */
+static bool
+plan_has_volatile(Plan *plan, List *subplans)
+{
+	if (plan == NULL)
+		return false;
+	check_stack_depth();
+	if (expr_has_volatile(plan->qual, subplans) ||
+		expr_has_volatile(plan->targetlist, subplans))
+		return true;
+	switch (nodeTag(plan))
+	{
+		case T_SeqScan:
+		case T_ProjectSet:
+		case T_Material:
+		case T_Sort:
+		case T_IncrementalSort:
+		case T_Unique:
+		case T_Hash:
+		case T_Agg:
+		case T_Group:
+		case T_SetOp:
+			break;
+		case T_SampleScan:
+			if (expr_has_volatile(((SampleScan *) plan)->tablesample, subplans))
+				return true;
+			break;
+		case T_IndexScan:
+			{
+				IndexScan  *scan = (IndexScan *) plan;
+
+				if (expr_has_volatile(scan->indexqualorig, subplans) ||
+					expr_has_volatile(scan->indexorderbyorig, subplans))
+					return true;
+				break;
+			}
+		case T_IndexOnlyScan:
+			{
+				IndexOnlyScan *scan = (IndexOnlyScan *) plan;
+
+				if (expr_has_volatile(scan->indexqual, subplans) ||
+					expr_has_volatile(scan->recheckqual, subplans) ||
+					expr_has_volatile(scan->indexorderby, subplans))
+					return true;
+				break;
+			}
+		case T_BitmapIndexScan:
+			if (expr_has_volatile(((BitmapIndexScan *) plan)->indexqualorig, subplans))
+				return true;
+			break;
+		case T_BitmapHeapScan:
+			if (expr_has_volatile(((BitmapHeapScan *) plan)->bitmapqualorig, subplans))
+				return true;
+			break;
+		case T_BitmapAnd:
+			return plans_have_volatile(((BitmapAnd *) plan)->bitmapplans, subplans);
+		case T_BitmapOr:
+			return plans_have_volatile(((BitmapOr *) plan)->bitmapplans, subplans);
+		case T_TidScan:
+			if (expr_has_volatile(((TidScan *) plan)->tidquals, subplans))
+				return true;
+			break;
+		case T_TidRangeScan:
+			if (expr_has_volatile(((TidRangeScan *) plan)->tidrangequals, subplans))
+				return true;
+			break;
+		case T_Result:
+			if (expr_has_volatile(((Result *) plan)->resconstantqual, subplans))
+				return true;
+			break;
+		case T_Limit:
+			if (expr_has_volatile(((Limit *) plan)->limitOffset, subplans) ||
+				expr_has_volatile(((Limit *) plan)->limitCount, subplans))
+				return true;
+			break;
+		case T_NestLoop:
+			if (expr_has_volatile(((Join *) plan)->joinqual, subplans))
+				return true;
+			break;
+		case T_MergeJoin:
+			if (expr_has_volatile(((Join *) plan)->joinqual, subplans) ||
+				expr_has_volatile(((MergeJoin *) plan)->mergeclauses, subplans))
+				return true;
+			break;
+		case T_HashJoin:
+			if (expr_has_volatile(((Join *) plan)->joinqual, subplans) ||
+				expr_has_volatile(((HashJoin *) plan)->hashclauses, subplans))
+				return true;
+			break;
+		case T_Append:
+			return plans_have_volatile(((Append *) plan)->appendplans, subplans);
+		case T_MergeAppend:
+			return plans_have_volatile(((MergeAppend *) plan)->mergeplans, subplans);
+		case T_SubqueryScan:
+			return plan_has_volatile(((SubqueryScan *) plan)->subplan, subplans);
+		case T_FunctionScan:
+			if (expr_has_volatile(((FunctionScan *) plan)->functions, subplans))
+				return true;
+			break;
+		case T_ValuesScan:
+			if (expr_has_volatile(((ValuesScan *) plan)->values_lists, subplans))
+				return true;
+			break;
+		default:
+			return true;
+	}
+	return plan_has_volatile(plan->lefttree, subplans) ||
+		plan_has_volatile(plan->righttree, subplans);
+}
+
 /*
  * Does plan handle every row on its own (rule 2)?  Index scans of rti are
  * collected in *indexscans for rule 3.
@@ -163,11 +322,12 @@ plan_reevaluates(Plan *plan, Index rti)
 }
 
 /*
- * Rule 2 for every node of the tree under plan that re-evaluates rows of
- * rti; *nodes counts them.
+ * Rules 2 and 5 for every node of the tree under plan that re-evaluates
+ * rows of rti (subplans: the statement's); *nodes counts them.
  */
 static bool
-plan_tree_reevaluates_row_locally(Plan *plan, Index rti, List **indexscans, int *nodes)
+plan_tree_reevaluates_row_locally(Plan *plan, Index rti, List *subplans,
+								  List **indexscans, int *nodes)
 {
 	ListCell   *lc;
 
@@ -176,27 +336,30 @@ plan_tree_reevaluates_row_locally(Plan *plan, Index rti, List **indexscans, int 
 	if (plan_reevaluates(plan, rti))
 	{
 		(*nodes)++;
-		if (!plan_is_row_local(plan->lefttree, rti, indexscans))
+		if (!plan_is_row_local(plan->lefttree, rti, indexscans) ||
+			plan_has_volatile(plan->lefttree, subplans))
 			return false;
 	}
-	if (!plan_tree_reevaluates_row_locally(plan->lefttree, rti, indexscans, nodes) ||
-		!plan_tree_reevaluates_row_locally(plan->righttree, rti, indexscans, nodes))
+	if (!plan_tree_reevaluates_row_locally(plan->lefttree, rti, subplans, indexscans, nodes) ||
+		!plan_tree_reevaluates_row_locally(plan->righttree, rti, subplans, indexscans, nodes))
 		return false;
 	switch (nodeTag(plan))
 	{
 		case T_Append:
 			foreach(lc, ((Append *) plan)->appendplans)
-				if (!plan_tree_reevaluates_row_locally(lfirst(lc), rti, indexscans, nodes))
+				if (!plan_tree_reevaluates_row_locally(lfirst(lc), rti, subplans,
+													   indexscans, nodes))
 					return false;
 			break;
 		case T_MergeAppend:
 			foreach(lc, ((MergeAppend *) plan)->mergeplans)
-				if (!plan_tree_reevaluates_row_locally(lfirst(lc), rti, indexscans, nodes))
+				if (!plan_tree_reevaluates_row_locally(lfirst(lc), rti, subplans,
+													   indexscans, nodes))
 					return false;
 			break;
 		case T_SubqueryScan:
 			return plan_tree_reevaluates_row_locally(((SubqueryScan *) plan)->subplan,
-													 rti, indexscans, nodes);
+													 rti, subplans, indexscans, nodes);
 		default:
 			break;
 	}
@@ -254,12 +417,13 @@ index_keys_unchanged(Relation rel, List *indexscans, ItemPointer found_tid,
 /*
  * May the innermost statement re-evaluate itself on newest, the newest
  * version of the row of rel whose version at found_tid its scan found,
- * instead of failing?  See the rule at the top of this file.  TicToc only:
- * STO decides at read time.
+ * instead of failing?  See the rules at the top of this file.  TicToc only:
+ * STO decides at read time.  The keys whose reads newest replaces go to
+ * forget (*nforget of them); nothing is changed here.
  */
-bool
-fps_reevaluation_is_safe(Relation rel, FpsRelInfo *info, TupleTableSlot *newest,
-						 ItemPointer found_tid)
+static bool
+reevaluation_is_safe(Relation rel, FpsRelInfo *info, TupleTableSlot *newest,
+					 ItemPointer found_tid, fps_u64 *forget, int *nforget)
 {
 	QueryDesc  *qd;
 	PlannedStmt *stmt;
@@ -270,6 +434,7 @@ fps_reevaluation_is_safe(Relation rel, FpsRelInfo *info, TupleTableSlot *newest,
 	fps_u64		key;
 	int			g;
 
+	*nforget = 0;
 	if (!fps_reevaluate_updates || fps_protocol != FPS_PROTOCOL_TICTOC ||
 		IsolationUsesXactSnapshot())
 		return false;
@@ -283,11 +448,16 @@ fps_reevaluation_is_safe(Relation rel, FpsRelInfo *info, TupleTableSlot *newest,
 	if (rti <= 0 || !row_marks_are_own(stmt->rowMarks, rti))
 		return false;
 
-	/* 2: row-local plans below the nodes that re-evaluate (there must be one) */
-	if (!plan_tree_reevaluates_row_locally(stmt->planTree, rti, &indexscans, &nodes))
+	/*
+	 * 2 and 5: row-local plans without volatile functions below the nodes
+	 * that re-evaluate (there must be one)
+	 */
+	if (!plan_tree_reevaluates_row_locally(stmt->planTree, rti, stmt->subplans,
+										   &indexscans, &nodes))
 		return false;
 	foreach(lc, stmt->subplans)
-		if (!plan_tree_reevaluates_row_locally(lfirst(lc), rti, &indexscans, &nodes))
+		if (!plan_tree_reevaluates_row_locally(lfirst(lc), rti, stmt->subplans,
+											   &indexscans, &nodes))
 			return false;
 	if (nodes == 0)
 		return false;
@@ -296,7 +466,7 @@ fps_reevaluation_is_safe(Relation rel, FpsRelInfo *info, TupleTableSlot *newest,
 	if (!index_keys_unchanged(rel, indexscans, found_tid, newest))
 		return false;
 
-	/* 4: the read set */
+	/* 4: the read set; every group must allow it before any read is forgotten */
 	key = fps_key_from_slot(rel, info, newest);
 	for (g = 0; g < info->ngroups; g++)
 	{
@@ -309,8 +479,42 @@ fps_reevaluation_is_safe(Relation rel, FpsRelInfo *info, TupleTableSlot *newest,
 		if (!fps_word_locked(word) &&
 			fps_word_wts(word) == fps_word_wts(access->observed))
 			continue;
-		if (!fps_txn_replace_read(access, fps_current_statement()))
+		if (!fps_txn_read_replaceable(access, fps_current_statement()))
 			return false;
+		forget[(*nforget)++] = access->key;
 	}
 	return true;
+}
+
+/*
+ * Heap locked newest, the newest version of the row of rel whose version at
+ * found_tid the innermost statement's scan found, and EvalPlanQual is about
+ * to re-evaluate the statement on it: read newest in place of the version
+ * found, or fail with 40001 where that is not serializable.
+ */
+void
+fps_reevaluate_on(Relation rel, FpsRelInfo *info, TupleTableSlot *newest,
+				  ItemPointer found_tid)
+{
+	fps_u64		forget[FPS_MAX_COLUMN_GROUPS];
+	FpsAccess	forgotten[FPS_MAX_COLUMN_GROUPS];
+	int			nforget;
+	int			i;
+
+	if (!reevaluation_is_safe(rel, info, newest, found_tid, forget, &nforget))
+		fps_abort(FPS_ABORT_CONCURRENT_UPDATE, info->relid);
+	for (i = 0; i < nforget; i++)
+		fps_txn_forget_read(fps_txn_lookup(forget[i]), &forgotten[i]);
+	PG_TRY();
+	{
+		fps_track_read(rel, newest, false);
+	}
+	PG_CATCH();
+	{
+		for (i = 0; i < nforget; i++)
+			fps_txn_restore_read(&forgotten[i]);
+		PG_RE_THROW();
+	}
+	PG_END_TRY();
+	fps_atomic_add(&fps_counters->reevaluations, 1);
 }

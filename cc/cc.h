@@ -303,7 +303,9 @@ extern bool fps_tracking_active(Relation rel, FpsRelInfo **info);
 extern FpsAccess *fps_txn_access(fps_u64 key, Oid relid);
 extern FpsAccess *fps_txn_try_access(fps_u64 key, Oid relid);
 extern FpsAccess *fps_txn_lookup(fps_u64 key);
-extern bool fps_txn_replace_read(FpsAccess *access, uint32 statement);
+extern bool fps_txn_read_replaceable(const FpsAccess *access, uint32 statement);
+extern void fps_txn_forget_read(FpsAccess *access, FpsAccess *saved);
+extern void fps_txn_restore_read(const FpsAccess *saved);
 extern void fps_txn_note_untracked_write(void);
 
 /* lock owners recorded in entries (STO, MVTO dirty marks): PGPROC number + 1 */

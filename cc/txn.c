@@ -757,18 +757,48 @@ fps_txn_lookup(fps_u64 key)
  * decisions, which the transaction cannot take back: false.
  */
 bool
-fps_txn_replace_read(FpsAccess *access, uint32 statement)
+fps_txn_read_replaceable(const FpsAccess *access, uint32 statement)
 {
 	if (!access->is_read)
 		return true;			/* only written, or forgotten already */
-	if (access->is_phantom || access->nreads != 1 || statement == 0 ||
-		access->read_stmt != statement)
-		return false;
+	return !access->is_phantom && access->nreads == 1 && statement != 0 &&
+		access->read_stmt == statement;
+}
+
+/*
+ * Forget the read that fps_txn_read_replaceable() allowed to replace;
+ * *saved keeps it for fps_txn_restore_read().
+ */
+void
+fps_txn_forget_read(FpsAccess *access, FpsAccess *saved)
+{
+	*saved = *access;
 	access->is_read = false;
 	access->nreads = 0;
 	access->read_stmt = 0;
 	access->observed = 0;
-	return true;
+}
+
+/*
+ * The statement failed before it read the newer version (a savepoint may
+ * catch that and go on): the transaction saw the version it read before,
+ * so that read stands again, as fps_txn_forget_read() found it.  By key:
+ * the access array may have moved since.
+ */
+void
+fps_txn_restore_read(const FpsAccess *saved)
+{
+	FpsAccess  *access = fps_txn_lookup(saved->key);
+
+	if (access == NULL)
+		return;					/* accesses are kept until the end: not reached */
+	access->is_read = saved->is_read;
+	access->nreads = saved->nreads;
+	access->read_stmt = saved->read_stmt;
+	access->observed = saved->observed;
+	access->read_zero = saved->read_zero;
+	access->first_tid = saved->first_tid;
+	access->first_xmin = saved->first_xmin;
 }
 
 /* ---- relations touched ---- */
