@@ -31,11 +31,21 @@
  *	   was read once, by this statement's scan (fps_txn_read_replaceable);
  *	   a column group the concurrent writer did not write keeps its
  *	   observation (same values in both versions);
- *	5. no volatile function below those nodes, in their correlated
- *	   subplans included: the first evaluation ran it on the old version,
- *	   and what it did there (a write to another table, a nextval) stays
- *	   when EvalPlanQual runs it again on the newest one, so the transaction
- *	   would keep effects of a version its read set no longer names.
+ *	5. no volatile function that the first evaluation ran on the old
+ *	   version: what it did there (a write to another table) stays when
+ *	   EvalPlanQual runs it again on the newest one, so the transaction
+ *	   would keep effects of a version its read set no longer names.  That
+ *	   is every expression below those nodes (correlated subplans, the
+ *	   functions of aggregates, whose own pg_proc label says immutable, and
+ *	   the CHECKs of domains included), and, for an UPDATE, the WITH CHECK
+ *	   options (row-level security, views) and the table's CHECK
+ *	   constraints, which run on the row computed from the old version
+ *	   before heap finds the newer one.  MERGE is refused: its actions'
+ *	   conditions and projections run from the ModifyTable node itself.
+ *	   Volatile functions without such effects (random(), clock_timestamp(),
+ *	   timeofday(), gen_random_uuid(), and nextval(): sequences are outside
+ *	   every order) are allowed.  Volatility labels are trusted, as the
+ *	   planner trusts them: a function labelled STABLE that writes gets by.
  * Otherwise the statement fails with 40001 (aborts_concurrent_update), as
  * it does under STO, REPEATABLE READ and SERIALIZABLE.  Nothing changes in
  * the read set until every rule holds, and if reading the newest version
@@ -56,7 +66,9 @@
 #include "access/heapam.h"
 #include "access/htup_details.h"
 #include "access/xact.h"
+#include "catalog/pg_aggregate.h"
 #include "catalog/pg_index.h"
+#include "catalog/pg_proc.h"
 #include "executor/execdesc.h"
 #include "executor/tuptable.h"
 #include "miscadmin.h"
@@ -65,7 +77,12 @@
 #include "optimizer/optimizer.h"
 #include "parser/parsetree.h"
 #include "utils/datum.h"
+#include "utils/fmgroids.h"
+#include "utils/lsyscache.h"
+#include "utils/memutils.h"
 #include "utils/rel.h"
+#include "utils/syscache.h"
+#include "utils/typcache.h"
 
 #include "am.h"
 
@@ -122,25 +139,132 @@ row_marks_are_own(List *rowMarks, Index rti)
 }
 
 static bool plan_has_volatile(Plan *plan, List *subplans);
+static bool expr_has_volatile(void *expr, List *subplans);
 
-/* Rule 5 for an expression: a volatile function, here or in a subplan it runs. */
+/*
+ * Volatile, but with no effect that a serial order constrains: they read a
+ * clock or a random source, or advance a sequence (sequences are outside
+ * every transaction's order, and a skipped value is allowed).
+ */
 static bool
-subplans_have_volatile(Node *node, List *subplans)
+volatile_without_effects(Oid funcid)
+{
+	switch (funcid)
+	{
+		case F_RANDOM:
+		case F_CLOCK_TIMESTAMP:
+		case F_TIMEOFDAY:
+		case F_GEN_RANDOM_UUID:
+		case F_NEXTVAL:
+			return true;
+		default:
+			return false;
+	}
+}
+
+static bool
+function_is_volatile(Oid funcid, void *context)
+{
+	return func_volatile(funcid) == PROVOLATILE_VOLATILE &&
+		!volatile_without_effects(funcid);
+}
+
+/* The functions an aggregate runs: its pg_proc entry is always immutable. */
+static bool
+aggregate_is_volatile(Oid aggfnoid)
+{
+	HeapTuple	tup = SearchSysCache1(AGGFNOID, ObjectIdGetDatum(aggfnoid));
+	Form_pg_aggregate agg;
+	Oid			fns[8];
+	bool		result = false;
+
+	if (!HeapTupleIsValid(tup))
+		return true;
+	agg = (Form_pg_aggregate) GETSTRUCT(tup);
+	fns[0] = agg->aggtransfn;
+	fns[1] = agg->aggfinalfn;
+	fns[2] = agg->aggcombinefn;
+	fns[3] = agg->aggserialfn;
+	fns[4] = agg->aggdeserialfn;
+	fns[5] = agg->aggmtransfn;
+	fns[6] = agg->aggminvtransfn;
+	fns[7] = agg->aggmfinalfn;
+	ReleaseSysCache(tup);
+	for (int i = 0; i < lengthof(fns); i++)
+		if (OidIsValid(fns[i]) && function_is_volatile(fns[i], NULL))
+			result = true;
+	return result;
+}
+
+/* The CHECK constraints of a domain and of the domains it is over. */
+static bool
+domain_is_volatile(Oid typid, List *subplans)
+{
+	MemoryContext cxt = AllocSetContextCreate(CurrentMemoryContext,
+											  "fpsketch domain constraints",
+											  ALLOCSET_SMALL_SIZES);
+	MemoryContext old = MemoryContextSwitchTo(cxt);
+	DomainConstraintRef *ref = palloc(sizeof(DomainConstraintRef));
+	ListCell   *lc;
+	bool		result = false;
+
+	InitDomainConstraintRef(typid, ref, cxt, false);
+	foreach(lc, ref->constraints)
+	{
+		DomainConstraintState *c = (DomainConstraintState *) lfirst(lc);
+
+		if (c->check_expr != NULL && expr_has_volatile(c->check_expr, subplans))
+			result = true;
+	}
+	MemoryContextSwitchTo(old);
+	MemoryContextDelete(cxt);	/* releases the reference */
+	return result;
+}
+
+/*
+ * Rule 5 for an expression: a volatile function with effects, here, in a
+ * subplan it runs, in an aggregate's functions or in a domain's CHECKs.
+ */
+static bool
+volatile_walker(Node *node, List *subplans)
 {
 	if (node == NULL)
 		return false;
-	if (IsA(node, SubPlan) &&
-		plan_has_volatile(list_nth(subplans, ((SubPlan *) node)->plan_id - 1), subplans))
+	if (check_functions_in_node(node, function_is_volatile, NULL))
 		return true;
-	return expression_tree_walker(node, subplans_have_volatile, subplans);
+	switch (nodeTag(node))
+	{
+		case T_Aggref:
+			if (aggregate_is_volatile(((Aggref *) node)->aggfnoid))
+				return true;
+			break;
+		case T_WindowFunc:
+			if (get_func_prokind(((WindowFunc *) node)->winfnoid) == PROKIND_AGGREGATE &&
+				aggregate_is_volatile(((WindowFunc *) node)->winfnoid))
+				return true;
+			break;
+		case T_CoerceToDomain:
+			if (domain_is_volatile(((CoerceToDomain *) node)->resulttype, subplans))
+				return true;
+			break;
+		case T_SubPlan:
+			if (plan_has_volatile(list_nth(subplans, ((SubPlan *) node)->plan_id - 1),
+								  subplans))
+				return true;
+			break;
+		case T_Query:
+			return query_tree_walker((Query *) node, volatile_walker, subplans, 0);
+		default:
+			break;
+	}
+	return expression_tree_walker(node, volatile_walker, subplans);
 }
 
 static bool
 expr_has_volatile(void *expr, List *subplans)
 {
-	return expr != NULL &&
-		(contain_volatile_functions((Node *) expr) ||
-		 subplans_have_volatile((Node *) expr, subplans));
+	check_stack_depth();
+	return volatile_walker((Node *) expr, subplans);
 }
 
 static bool
@@ -150,6 +274,30 @@ plans_have_volatile(List *plans, List *subplans)
 
 	foreach(lc, plans)
 		if (plan_has_volatile((Plan *) lfirst(lc), subplans))
+			return true;
+	return false;
+}
+
+/*
+ * Rule 5 for what an UPDATE checks on the row it computed from the old
+ * version before heap finds the newer one: the WITH CHECK options of the
+ * ModifyTable node (row-level security, views) and rel's CHECK constraints.
+ */
+static bool
+update_checks_are_volatile(ModifyTable *mt, Relation rel, List *subplans)
+{
+	TupleConstr *constr = RelationGetDescr(rel)->constr;
+	ListCell   *lc;
+	ListCell   *lc2;
+
+	if (mt->operation != CMD_UPDATE)
+		return false;
+	foreach(lc, mt->withCheckOptionLists)
+		foreach(lc2, (List *) lfirst(lc))
+			if (expr_has_volatile(((WithCheckOption *) lfirst(lc2))->qual, subplans))
+				return true;
+	for (int i = 0; constr != NULL && i < constr->num_check; i++)
+		if (expr_has_volatile(stringToNode(constr->check[i].ccbin), subplans))
 			return true;
 	return false;
 }
@@ -326,7 +474,7 @@ plan_reevaluates(Plan *plan, Index rti)
  * rows of rti (subplans: the statement's); *nodes counts them.
  */
 static bool
-plan_tree_reevaluates_row_locally(Plan *plan, Index rti, List *subplans,
+plan_tree_reevaluates_row_locally(Plan *plan, Relation rel, Index rti, List *subplans,
 								  List **indexscans, int *nodes)
 {
 	ListCell   *lc;
@@ -337,29 +485,31 @@ plan_tree_reevaluates_row_locally(Plan *plan, Index rti, List *subplans,
 	{
 		(*nodes)++;
 		if (!plan_is_row_local(plan->lefttree, rti, indexscans) ||
-			plan_has_volatile(plan->lefttree, subplans))
+			plan_has_volatile(plan->lefttree, subplans) ||
+			(IsA(plan, ModifyTable) &&
+			 update_checks_are_volatile((ModifyTable *) plan, rel, subplans)))
 			return false;
 	}
-	if (!plan_tree_reevaluates_row_locally(plan->lefttree, rti, subplans, indexscans, nodes) ||
-		!plan_tree_reevaluates_row_locally(plan->righttree, rti, subplans, indexscans, nodes))
+	if (!plan_tree_reevaluates_row_locally(plan->lefttree, rel, rti, subplans, indexscans, nodes) ||
+		!plan_tree_reevaluates_row_locally(plan->righttree, rel, rti, subplans, indexscans, nodes))
 		return false;
 	switch (nodeTag(plan))
 	{
 		case T_Append:
 			foreach(lc, ((Append *) plan)->appendplans)
-				if (!plan_tree_reevaluates_row_locally(lfirst(lc), rti, subplans,
+				if (!plan_tree_reevaluates_row_locally(lfirst(lc), rel, rti, subplans,
 													   indexscans, nodes))
 					return false;
 			break;
 		case T_MergeAppend:
 			foreach(lc, ((MergeAppend *) plan)->mergeplans)
-				if (!plan_tree_reevaluates_row_locally(lfirst(lc), rti, subplans,
+				if (!plan_tree_reevaluates_row_locally(lfirst(lc), rel, rti, subplans,
 													   indexscans, nodes))
 					return false;
 			break;
 		case T_SubqueryScan:
 			return plan_tree_reevaluates_row_locally(((SubqueryScan *) plan)->subplan,
-													 rti, subplans, indexscans, nodes);
+													 rel, rti, subplans, indexscans, nodes);
 		default:
 			break;
 	}
@@ -443,6 +593,10 @@ reevaluation_is_safe(Relation rel, FpsRelInfo *info, TupleTableSlot *newest,
 		return false;
 	stmt = qd->plannedstmt;
 
+	/* 5: MERGE runs its actions from the ModifyTable node itself */
+	if (stmt->commandType == CMD_MERGE)
+		return false;
+
 	/* 1: one scan of rel; and, as a second fence, no other row marks */
 	rti = range_table_index(stmt->rtable, RelationGetRelid(rel));
 	if (rti <= 0 || !row_marks_are_own(stmt->rowMarks, rti))
@@ -450,13 +604,13 @@ reevaluation_is_safe(Relation rel, FpsRelInfo *info, TupleTableSlot *newest,
 
 	/*
 	 * 2 and 5: row-local plans without volatile functions below the nodes
-	 * that re-evaluate (there must be one)
+	 * that re-evaluate (there must be one), nor in an UPDATE's checks
 	 */
-	if (!plan_tree_reevaluates_row_locally(stmt->planTree, rti, stmt->subplans,
+	if (!plan_tree_reevaluates_row_locally(stmt->planTree, rel, rti, stmt->subplans,
 										   &indexscans, &nodes))
 		return false;
 	foreach(lc, stmt->subplans)
-		if (!plan_tree_reevaluates_row_locally(lfirst(lc), rti, stmt->subplans,
+		if (!plan_tree_reevaluates_row_locally(lfirst(lc), rel, rti, stmt->subplans,
 											   &indexscans, &nodes))
 			return false;
 	if (nodes == 0)
