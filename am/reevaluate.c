@@ -37,15 +37,20 @@
  *	   would keep effects of a version its read set no longer names.  That
  *	   is every expression below those nodes (correlated subplans, the
  *	   functions of aggregates, whose own pg_proc label says immutable, and
- *	   the CHECKs of domains included), and, for an UPDATE, the WITH CHECK
- *	   options (row-level security, views) and the table's CHECK
- *	   constraints, which run on the row computed from the old version
- *	   before heap finds the newer one.  MERGE is refused: its actions'
- *	   conditions and projections run from the ModifyTable node itself.
+ *	   the CHECKs of domains included), and, for an UPDATE without a BEFORE
+ *	   row trigger (which locks the newest version first), what runs on the
+ *	   row computed from the old version before heap finds the newer one:
+ *	   stored generated columns, the partition constraint, the WITH CHECK
+ *	   options (row-level security) and the table's CHECK constraints.
+ *	   MERGE is refused: its actions' conditions and projections run from
+ *	   the ModifyTable node itself.
  *	   Volatile functions without such effects (random(), clock_timestamp(),
  *	   timeofday(), gen_random_uuid(), and nextval(): sequences are outside
  *	   every order) are allowed.  Volatility labels are trusted, as the
- *	   planner trusts them: a function labelled STABLE that writes gets by.
+ *	   planner trusts them: a function labelled STABLE that writes gets by,
+ *	   and so do the support functions of operator classes (a superuser's)
+ *	   that record comparisons and hashed subplans call through the type
+ *	   cache; GREATEST/LEAST's and a hashed IN list's are looked at.
  * Otherwise the statement fails with 40001 (aborts_concurrent_update), as
  * it does under STO, REPEATABLE READ and SERIALIZABLE.  Nothing changes in
  * the read set until every rule holds, and if reading the newest version
@@ -80,6 +85,7 @@
 #include "utils/fmgroids.h"
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
+#include "utils/partcache.h"
 #include "utils/rel.h"
 #include "utils/syscache.h"
 #include "utils/typcache.h"
@@ -247,6 +253,24 @@ volatile_walker(Node *node, List *subplans)
 			if (domain_is_volatile(((CoerceToDomain *) node)->resulttype, subplans))
 				return true;
 			break;
+		case T_MinMaxExpr:
+			/* GREATEST and LEAST compare with the type's btree support function */
+			if (function_is_volatile(lookup_type_cache(((MinMaxExpr *) node)->minmaxtype,
+													   TYPECACHE_CMP_PROC)->cmp_proc, NULL))
+				return true;
+			break;
+		case T_ScalarArrayOpExpr:
+			{
+				ScalarArrayOpExpr *saop = (ScalarArrayOpExpr *) node;
+
+				/* a hashed IN list hashes with the type's hash support function */
+				if ((OidIsValid(saop->hashfuncid) &&
+					 function_is_volatile(saop->hashfuncid, NULL)) ||
+					(OidIsValid(saop->negfuncid) &&
+					 function_is_volatile(saop->negfuncid, NULL)))
+					return true;
+				break;
+			}
 		case T_SubPlan:
 			if (plan_has_volatile(list_nth(subplans, ((SubPlan *) node)->plan_id - 1),
 								  subplans))
@@ -279,18 +303,24 @@ plans_have_volatile(List *plans, List *subplans)
 }
 
 /*
- * Rule 5 for what an UPDATE checks on the row it computed from the old
- * version before heap finds the newer one: the WITH CHECK options of the
- * ModifyTable node (row-level security, views) and rel's CHECK constraints.
+ * Rule 5 for what an UPDATE runs on the row it computed from the old
+ * version before heap finds the newer one (ExecUpdateAct): rel's stored
+ * generated columns, its partition constraint, the WITH CHECK options of the
+ * ModifyTable node (row-level security) and rel's CHECK constraints.
+ * Immutable as PostgreSQL requires them to be, they may still cast to a
+ * domain whose CHECK is not.  A BEFORE UPDATE row trigger locks the newest
+ * version first (GetTupleForTrigger), and all of these then run on it only.
  */
 static bool
 update_checks_are_volatile(ModifyTable *mt, Relation rel, List *subplans)
 {
-	TupleConstr *constr = RelationGetDescr(rel)->constr;
+	TupleDesc	desc = RelationGetDescr(rel);
+	TupleConstr *constr = desc->constr;
 	ListCell   *lc;
 	ListCell   *lc2;
 
-	if (mt->operation != CMD_UPDATE)
+	if (mt->operation != CMD_UPDATE ||
+		(rel->trigdesc != NULL && rel->trigdesc->trig_update_before_row))
 		return false;
 	foreach(lc, mt->withCheckOptionLists)
 		foreach(lc2, (List *) lfirst(lc))
@@ -299,6 +329,14 @@ update_checks_are_volatile(ModifyTable *mt, Relation rel, List *subplans)
 	for (int i = 0; constr != NULL && i < constr->num_check; i++)
 		if (expr_has_volatile(stringToNode(constr->check[i].ccbin), subplans))
 			return true;
+	for (int i = 0; constr != NULL && i < constr->num_defval; i++)
+		if (TupleDescAttr(desc, constr->defval[i].adnum - 1)->attgenerated ==
+			ATTRIBUTE_GENERATED_STORED &&
+			expr_has_volatile(stringToNode(constr->defval[i].adbin), subplans))
+			return true;
+	if (rel->rd_rel->relispartition &&
+		expr_has_volatile(RelationGetPartitionQual(rel), subplans))
+		return true;
 	return false;
 }
 
