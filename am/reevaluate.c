@@ -44,9 +44,13 @@
  *	   options (row-level security) and the table's CHECK constraints.
  *	   MERGE is refused: its actions' conditions and projections run from
  *	   the ModifyTable node itself.
+ *	   The code a value's type makes stable functions run counts too: the
+ *	   CHECKs of domains among a composite's fields or an array's elements
+ *	   (record_in, array_in, jsonb_populate_record check them), and a
+ *	   user's volatile cast to json (to_json and its kin call it).
  *	   Volatile functions without such effects (random(), clock_timestamp(),
- *	   timeofday(), gen_random_uuid(), and nextval(): sequences are outside
- *	   every order) are allowed.  Volatility labels are trusted, as the
+ *	   timeofday(), gen_random_uuid(), and nextval(), currval(), lastval():
+ *	   sequences are outside every order) are allowed.  Volatility labels are trusted, as the
  *	   planner trusts them: a function labelled STABLE that writes gets by,
  *	   and so do the support functions of operator classes (a superuser's)
  *	   that record comparisons and hashed subplans call through the type
@@ -72,8 +76,10 @@
 #include "access/htup_details.h"
 #include "access/xact.h"
 #include "catalog/pg_aggregate.h"
+#include "catalog/pg_cast.h"
 #include "catalog/pg_index.h"
 #include "catalog/pg_proc.h"
+#include "catalog/pg_type.h"
 #include "executor/execdesc.h"
 #include "executor/tuptable.h"
 #include "miscadmin.h"
@@ -162,6 +168,8 @@ volatile_without_effects(Oid funcid)
 		case F_TIMEOFDAY:
 		case F_GEN_RANDOM_UUID:
 		case F_NEXTVAL:
+		case F_CURRVAL:
+		case F_LASTVAL:
 			return true;
 		default:
 			return false;
@@ -228,6 +236,133 @@ domain_is_volatile(Oid typid, List *subplans)
 }
 
 /*
+ * Does building a value of type typid run volatile code that the node
+ * building it does not show: the CHECK of a domain (input functions such
+ * as record_in and array_in, and jsonb_populate_record, check the domains
+ * of fields and elements from inside functions labelled stable), or, for
+ * a value made into json (to_json, row_to_json, json_agg, ...), a cast of
+ * a type to json that a user created?  Through fields, elements, range
+ * subtypes and domains' base types; too deep counts as yes.
+ */
+static bool
+type_runs_volatile_code(Oid typid, bool to_json, List *subplans, int depth)
+{
+	Oid			inner;
+
+	if (!OidIsValid(typid))
+		return false;
+	if (depth > 8)
+		return true;
+	check_stack_depth();
+	if (to_json)
+	{
+		Oid			targets[2] = {JSONOID, JSONBOID};
+
+		for (int i = 0; i < lengthof(targets); i++)
+		{
+			HeapTuple	tup = SearchSysCache2(CASTSOURCETARGET, ObjectIdGetDatum(typid),
+											  ObjectIdGetDatum(targets[i]));
+			bool		volatile_cast = false;
+
+			if (!HeapTupleIsValid(tup))
+				continue;
+			if (((Form_pg_cast) GETSTRUCT(tup))->castmethod == COERCION_METHOD_FUNCTION)
+				volatile_cast = function_is_volatile(((Form_pg_cast) GETSTRUCT(tup))->castfunc,
+													 NULL);
+			ReleaseSysCache(tup);
+			if (volatile_cast)
+				return true;
+		}
+	}
+	switch (get_typtype(typid))
+	{
+		case TYPTYPE_DOMAIN:
+			return domain_is_volatile(typid, subplans) ||
+				type_runs_volatile_code(getBaseType(typid), to_json, subplans, depth + 1);
+		case TYPTYPE_COMPOSITE:
+			{
+				TupleDesc	desc = lookup_rowtype_tupdesc_noerror(typid, -1, true);
+				bool		result = false;
+
+				if (desc == NULL)
+					return false;
+				for (int i = 0; i < desc->natts && !result; i++)
+					if (!TupleDescAttr(desc, i)->attisdropped &&
+						type_runs_volatile_code(TupleDescAttr(desc, i)->atttypid, to_json,
+												subplans, depth + 1))
+						result = true;
+				ReleaseTupleDesc(desc);
+				return result;
+			}
+		case TYPTYPE_RANGE:
+			return type_runs_volatile_code(get_range_subtype(typid), to_json, subplans,
+										   depth + 1);
+		case TYPTYPE_MULTIRANGE:
+			return type_runs_volatile_code(get_multirange_range(typid), to_json, subplans,
+										   depth + 1);
+		default:
+			inner = get_element_type(typid);
+			return OidIsValid(inner) &&
+				type_runs_volatile_code(inner, to_json, subplans, depth + 1);
+	}
+}
+
+/* Do the arguments of a function making json run a user's volatile cast? */
+static bool
+json_arguments_run_volatile_code(List *args, List *subplans)
+{
+	ListCell   *lc;
+
+	foreach(lc, args)
+	{
+		Node	   *arg = lfirst(lc);
+
+		if (IsA(arg, TargetEntry))
+			arg = (Node *) ((TargetEntry *) arg)->expr;
+		if (type_runs_volatile_code(exprType(arg), true, subplans, 0))
+			return true;
+	}
+	return false;
+}
+
+/* Rule 5 for a node that computes a value: what its types make it run. */
+static bool
+computed_value_runs_volatile_code(Node *node, List *subplans)
+{
+	Oid			type;
+	List	   *args;
+
+	switch (nodeTag(node))
+	{
+		case T_FuncExpr:
+			args = ((FuncExpr *) node)->args;
+			break;
+		case T_Aggref:
+			args = ((Aggref *) node)->args;
+			break;
+		case T_WindowFunc:
+			args = ((WindowFunc *) node)->args;
+			break;
+		case T_OpExpr:
+		case T_CoerceViaIO:
+		case T_ArrayCoerceExpr:
+		case T_SubscriptingRef:
+		case T_FieldStore:
+		case T_RowExpr:
+		case T_ArrayExpr:
+			args = NIL;
+			break;
+		default:
+			return false;
+	}
+	type = exprType(node);
+	if (type_runs_volatile_code(type, false, subplans, 0))
+		return true;
+	return (type == JSONOID || type == JSONBOID) &&
+		json_arguments_run_volatile_code(args, subplans);
+}
+
+/*
  * Rule 5 for an expression: a volatile function with effects, here, in a
  * subplan it runs, in an aggregate's functions or in a domain's CHECKs.
  */
@@ -236,7 +371,8 @@ volatile_walker(Node *node, List *subplans)
 {
 	if (node == NULL)
 		return false;
-	if (check_functions_in_node(node, function_is_volatile, NULL))
+	if (check_functions_in_node(node, function_is_volatile, NULL) ||
+		computed_value_runs_volatile_code(node, subplans))
 		return true;
 	switch (nodeTag(node))
 	{
@@ -633,6 +769,14 @@ reevaluation_is_safe(Relation rel, FpsRelInfo *info, TupleTableSlot *newest,
 
 	/* 5: MERGE runs its actions from the ModifyTable node itself */
 	if (stmt->commandType == CMD_MERGE)
+		return false;
+
+	/*
+	 * A row identified by its TID has another key in its newest version:
+	 * the read of the version found could never be replaced (rule 4), and
+	 * validation would fail the transaction at COMMIT
+	 */
+	if (info->by_tid)
 		return false;
 
 	/* 1: one scan of rel; and, as a second fence, no other row marks */
