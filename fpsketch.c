@@ -561,6 +561,7 @@ fps_process_utility(PlannedStmt *pstmt, const char *queryString,
 	}
 	if (may_change_keys)
 		fps_ddl_depth++;
+	fps_note_utility_statement();
 	fps_enter_utility_or_planner(true, true);
 	PG_TRY();
 	{
@@ -705,6 +706,7 @@ fps_executor_start(QueryDesc *queryDesc, int eflags)
 
 		refuse_index_only_scans(stmt->planTree, stmt->rtable);
 		refuse_index_only_scans_in(stmt->subplans, stmt->rtable);
+		fps_note_statement_start(queryDesc);
 	}
 	fps_executor_starting(queryDesc, true);
 	PG_TRY();

@@ -21,6 +21,8 @@ extern bool fps_is_fpsketch_relation(Relation rel);
 struct QueryDesc;
 extern void fps_executor_running(struct QueryDesc *queryDesc, bool starting);
 extern void fps_executor_starting(struct QueryDesc *queryDesc, bool starting);
+extern void fps_note_statement_start(struct QueryDesc *queryDesc);
+extern void fps_note_utility_statement(void);
 extern void fps_enter_utility_or_planner(bool utility, bool entering);
 extern bool fps_executor_nested(void);
 

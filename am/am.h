@@ -230,6 +230,7 @@ extern void fps_escalated_read(Relation rel, FpsRelInfo *info, FpsRelState *rs,
 
 extern QueryDesc *fps_running_query(int depth);
 extern uint32 fps_current_statement(void);
+extern uint64 fps_effectful_statements(void);
 extern bool fps_statement_only_reads(void);
 extern bool fps_outer_statement_only_reads(void);
 extern FpsGroupMask fps_statement_groups(Relation rel, FpsRelInfo *info, bool written);

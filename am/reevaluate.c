@@ -48,6 +48,11 @@
  *	   CHECKs of domains among a composite's fields or an array's elements
  *	   (record_in, array_in, jsonb_populate_record check them), and a
  *	   user's volatile cast to json (to_json and its kin call it).
+ *	   What the walk cannot see (code a stable built-in reaches through the
+ *	   catalog: a user's cast that textanycat calls, the views that
+ *	   table_to_xml reads) is caught where it writes: a data-modifying,
+ *	   row-locking or utility statement that began after the scan read the
+ *	   row refuses (am/statement.c counts them).
  *	   Volatile functions without such effects (random(), clock_timestamp(),
  *	   timeofday(), gen_random_uuid(), and nextval(), currval(), lastval():
  *	   sequences are outside every order) are allowed.  Volatility labels are trusted, as the
@@ -816,6 +821,9 @@ reevaluation_is_safe(Relation rel, FpsRelInfo *info, TupleTableSlot *newest,
 			fps_word_wts(word) == fps_word_wts(access->observed))
 			continue;
 		if (!fps_txn_read_replaceable(access, fps_current_statement()))
+			return false;
+		/* 5, however the code was reached: nothing written since the read */
+		if (access->is_read && access->effects_at_read != fps_effectful_statements())
 			return false;
 		forget[(*nforget)++] = access->key;
 	}

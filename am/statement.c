@@ -95,6 +95,38 @@ fps_executor_running(QueryDesc *queryDesc, bool starting)
 	running_queries[nrunning_queries++] = queryDesc;
 }
 
+/*
+ * Statements that may have changed something, counted as they start:
+ * data-modifying statements, row locks, and utility statements.  A row's
+ * read notes the count (am/track.c); re-evaluation asks whether any began
+ * since, that is, whether the first evaluation of the row, through code
+ * however reached (a trigger, a function a domain's CHECK or a cast runs),
+ * wrote anything that EvalPlanQual would not take back (reevaluate.c).
+ */
+static uint64 effectful_statements = 0;
+
+void
+fps_note_statement_start(QueryDesc *queryDesc)
+{
+	PlannedStmt *stmt = queryDesc->plannedstmt;
+
+	if (queryDesc->operation != CMD_SELECT || stmt == NULL ||
+		stmt->hasModifyingCTE || stmt->rowMarks != NIL)
+		effectful_statements++;
+}
+
+void
+fps_note_utility_statement(void)
+{
+	effectful_statements++;
+}
+
+uint64
+fps_effectful_statements(void)
+{
+	return effectful_statements;
+}
+
 /* The running statement depth levels out from the innermost, or NULL. */
 QueryDesc *
 fps_running_query(int depth)

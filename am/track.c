@@ -236,6 +236,7 @@ fps_track_read(Relation rel, TupleTableSlot *slot, bool unique_check)
 		if (access->nreads++ == 0)
 		{
 			access->read_stmt = fps_current_statement();
+			access->effects_at_read = fps_effectful_statements();
 			access->first_tid = slot->tts_tid;
 			/*
 			 * a version read while nothing kept it (or its TOAST) unpruned,

@@ -795,6 +795,7 @@ fps_txn_restore_read(const FpsAccess *saved)
 	access->is_read = saved->is_read;
 	access->nreads = saved->nreads;
 	access->read_stmt = saved->read_stmt;
+	access->effects_at_read = saved->effects_at_read;
 	access->observed = saved->observed;
 	access->read_zero = saved->read_zero;
 	access->first_tid = saved->first_tid;
