@@ -762,6 +762,7 @@ reevaluation_is_safe(Relation rel, FpsRelInfo *info, TupleTableSlot *newest,
 	int			nodes = 0;
 	fps_u64		key;
 	int			g;
+	bool		read_by_statement = false;
 
 	*nforget = 0;
 	if (!fps_reevaluate_updates || fps_protocol != FPS_PROTOCOL_TICTOC ||
@@ -807,7 +808,13 @@ reevaluation_is_safe(Relation rel, FpsRelInfo *info, TupleTableSlot *newest,
 	if (!index_keys_unchanged(rel, indexscans, found_tid, newest))
 		return false;
 
-	/* 4: the read set; every group must allow it before any read is forgotten */
+	/*
+	 * 4: the read set; every group must allow it before any read is
+	 * forgotten.  And 5, however the code was reached: EvalPlanQual runs the
+	 * row's code again whichever groups changed, so nothing may have been
+	 * written since this statement read the row; where it read the row
+	 * through no key of its own (escalated, or a reread), nothing tells.
+	 */
 	key = fps_key_from_slot(rel, info, newest);
 	for (g = 0; g < info->ngroups; g++)
 	{
@@ -816,18 +823,21 @@ reevaluation_is_safe(Relation rel, FpsRelInfo *info, TupleTableSlot *newest,
 
 		if (access == NULL || !access->is_read)
 			continue;
+		if (access->last_read_stmt == fps_current_statement())
+		{
+			if (access->effects_at_last_read != fps_effectful_statements())
+				return false;
+			read_by_statement = true;
+		}
 		word = fps_entry_load(access->entry);
 		if (!fps_word_locked(word) &&
 			fps_word_wts(word) == fps_word_wts(access->observed))
 			continue;
 		if (!fps_txn_read_replaceable(access, fps_current_statement()))
 			return false;
-		/* 5, however the code was reached: nothing written since the read */
-		if (access->is_read && access->effects_at_read != fps_effectful_statements())
-			return false;
 		forget[(*nforget)++] = access->key;
 	}
-	return true;
+	return read_by_statement;
 }
 
 /*

@@ -236,7 +236,6 @@ fps_track_read(Relation rel, TupleTableSlot *slot, bool unique_check)
 		if (access->nreads++ == 0)
 		{
 			access->read_stmt = fps_current_statement();
-			access->effects_at_read = fps_effectful_statements();
 			access->first_tid = slot->tts_tid;
 			/*
 			 * a version read while nothing kept it (or its TOAST) unpruned,
@@ -247,6 +246,9 @@ fps_track_read(Relation rel, TupleTableSlot *slot, bool unique_check)
 		}
 		if (read_zero && g != 0)
 			access->read_zero = true;
+		/* what ran since this statement read the row (reevaluate.c, rule 5) */
+		access->last_read_stmt = fps_current_statement();
+		access->effects_at_last_read = fps_effectful_statements();
 	}
 }
 

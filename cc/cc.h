@@ -230,9 +230,11 @@ typedef struct FpsAccess
 	bool		read_zero;		/* learned groups: group 0 read through it
 								 * too (am/track.c) */
 	uint32		read_stmt;		/* statement of the first read (0: none) */
-	uint64		effects_at_read;	/* the access method's count of statements
-									 * that may have changed something, at the
-									 * first read (am/statement.c) */
+	uint32		last_read_stmt; /* statement of the latest read */
+	uint64		effects_at_last_read;	/* the access method's count of
+										 * statements that may have changed
+										 * something, at the latest read
+										 * (am/statement.c) */
 	ItemPointerData first_tid;	/* storage's name of the version first read */
 	TransactionId first_xmin;
 	fps_u64		min_commit_ts;	/* commit no earlier (escalated reads of newer rows) */

@@ -795,7 +795,8 @@ fps_txn_restore_read(const FpsAccess *saved)
 	access->is_read = saved->is_read;
 	access->nreads = saved->nreads;
 	access->read_stmt = saved->read_stmt;
-	access->effects_at_read = saved->effects_at_read;
+	access->last_read_stmt = saved->last_read_stmt;
+	access->effects_at_last_read = saved->effects_at_last_read;
 	access->observed = saved->observed;
 	access->read_zero = saved->read_zero;
 	access->first_tid = saved->first_tid;
