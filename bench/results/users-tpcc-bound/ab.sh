@@ -2,10 +2,12 @@
 # ab.sh LABEL PGBIN PROTO DB WORKLOAD [T]: one 16-client run (client = full mix, sp =
 # stored procedures) on the bench cluster; prints tps, context switches and
 # machine CPU per transaction (/proc/stat), retries, fpsketch row-lock waits.
+# Stops and starts the server with PGBIN's binary (pg_ctl restart would rerun the
+# binary recorded in postmaster.opts).
 LABEL=$1; P=$2; PROTO=$3; DB=$4; WL=$5; T=${6:-20}
 export PGHOST=/tmp PGPORT=55460 PGUSER=postgres
 sed -i "s/^fpsketch.protocol = .*/fpsketch.protocol = '$PROTO'/" /tmp/bench-data/bench.conf
-FPS_PGDATA=/tmp/bench-data FPS_PGPORT=55460 PGBIN=$P /work/main/scripts/cluster.sh restart || exit 1
+su postgres -s /bin/sh -c "$P/pg_ctl -D /tmp/bench-data -m fast -w stop" >/dev/null 2>&1; su postgres -s /bin/sh -c "$P/pg_ctl -D /tmp/bench-data -l /tmp/bench-data/server.log -w start" >/dev/null || exit 1
 psql -qAtc "select fpsketch_stats_reset()" $DB >/dev/null 2>&1
 cd /work/main/bench/tpcc
 case $WL in

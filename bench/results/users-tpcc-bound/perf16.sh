@@ -6,7 +6,7 @@ PROTO=$1; DB=$2; OUT=$3; T=${4:-20}
 P=${PGBIN:-/tmp/pg-head/usr/lib/postgresql/15/bin}
 export PGHOST=/tmp PGPORT=55460 PGUSER=postgres
 sed -i "s/^fpsketch.protocol = .*/fpsketch.protocol = '$PROTO'/" /tmp/bench-data/bench.conf
-FPS_PGDATA=/tmp/bench-data FPS_PGPORT=55460 PGBIN=$P /work/main/scripts/cluster.sh restart || exit 1
+su postgres -s /bin/sh -c "$P/pg_ctl -D /tmp/bench-data -m fast -w stop" >/dev/null 2>&1; su postgres -s /bin/sh -c "$P/pg_ctl -D /tmp/bench-data -l /tmp/bench-data/server.log -w start" >/dev/null || exit 1
 psql -qAtc "select fpsketch_stats_reset()" $DB >/dev/null 2>&1
 cd /work/main/bench/tpcc
 perf record -a -g -F 499 -o $OUT.data -- sleep $((T+1)) >/dev/null 2>&1 &
