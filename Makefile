@@ -17,6 +17,7 @@ OBJS = \
 	am/track.o \
 	am/versions.o \
 	am/visibility.o \
+	am/volatility.o \
 	column_groups.o \
 	relation_stats.o \
 	cc/commit_ts.o \

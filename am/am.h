@@ -235,6 +235,14 @@ extern bool fps_statement_only_reads(void);
 extern bool fps_outer_statement_only_reads(void);
 extern FpsGroupMask fps_statement_groups(Relation rel, FpsRelInfo *info, bool written);
 
+/* ---- volatility.c ---- */
+
+struct Plan;
+struct ModifyTable;
+extern bool fps_plan_runs_volatile_code(struct Plan *plan, List *subplans);
+extern bool fps_update_runs_volatile_checks(struct ModifyTable *mt, Relation rel,
+											List *subplans);
+
 /* ---- reevaluate.c ---- */
 
 extern void fps_reevaluate_on(Relation rel, FpsRelInfo *info,
