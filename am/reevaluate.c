@@ -31,36 +31,18 @@
  *	   was read once, by this statement's scan (fps_txn_read_replaceable);
  *	   a column group the concurrent writer did not write keeps its
  *	   observation (same values in both versions);
- *	5. no volatile function that the first evaluation ran on the old
- *	   version (volatility.c): what it did there (a write to another
- *	   table) stays when EvalPlanQual runs it again on the newest one, so
- *	   the transaction would keep effects of a version its read set no
- *	   longer names.  That is
- *	   every expression below those nodes (correlated subplans, the
- *	   functions of aggregates, whose own pg_proc label says immutable, and
- *	   the CHECKs of domains included), and, for an UPDATE without a BEFORE
- *	   row trigger (which locks the newest version first), what runs on the
- *	   row computed from the old version before heap finds the newer one:
- *	   stored generated columns, the partition constraint, the WITH CHECK
- *	   options (row-level security) and the table's CHECK constraints.
- *	   MERGE is refused: its actions' conditions and projections run from
- *	   the ModifyTable node itself.
- *	   The code a value's type makes stable functions run counts too: the
- *	   CHECKs of domains among a composite's fields or an array's elements
- *	   (record_in, array_in, jsonb_populate_record check them), and a
- *	   user's volatile cast to json (to_json and its kin call it).
- *	   What the walk cannot see (code a stable built-in reaches through the
- *	   catalog: a user's cast that textanycat calls, the views that
- *	   table_to_xml reads) is caught where it writes: a data-modifying,
- *	   row-locking or utility statement that began after the scan read the
- *	   row refuses (am/statement.c counts them).
- *	   Volatile functions without such effects (random(), clock_timestamp(),
- *	   timeofday(), gen_random_uuid(), and nextval(), currval(), lastval():
- *	   sequences are outside every order) are allowed.  Volatility labels are trusted, as the
- *	   planner trusts them: a function labelled STABLE that writes gets by,
- *	   and so do the support functions of operator classes (a superuser's)
- *	   that record comparisons and hashed subplans call through the type
- *	   cache; GREATEST/LEAST's and a hashed IN list's are looked at.
+ *	5. no volatile code ran on the row since the statement read it: what
+ *	   it did on the old version (a write to another table) would stay when
+ *	   EvalPlanQual runs it again on the newest one, so the transaction
+ *	   would keep effects of a version its read set no longer names.  Two
+ *	   checks: a walk over the code the plan runs, for an UPDATE its checks
+ *	   on the new row too, MERGE refused (volatility.c, where it says what
+ *	   the walk covers and which harmless volatile functions it allows);
+ *	   and, for code reached where no walk can see, no data-modifying,
+ *	   row-locking or utility statement may have begun since this
+ *	   statement read the row (am/statement.c counts them).  Changes made
+ *	   without a statement by code the walk cannot see (a large-object
+ *	   write, pg_notify) are not caught.
  * Otherwise the statement fails with 40001 (aborts_concurrent_update), as
  * it does under STO, REPEATABLE READ and SERIALIZABLE.  Nothing changes in
  * the read set until every rule holds, and if reading the newest version

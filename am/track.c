@@ -121,6 +121,8 @@ fps_track_read(Relation rel, TupleTableSlot *slot, bool unique_check)
 	bool		in_progress;
 	ItemPointerData first_tid;
 	TransactionId first_xmin = InvalidTransactionId;
+	uint32		statement;
+	uint64		effects;
 	int			g;
 
 	if (!fps_tracking_active(rel, &info))
@@ -170,6 +172,8 @@ fps_track_read(Relation rel, TupleTableSlot *slot, bool unique_check)
 		groups = learned_group_keys(info, key, referenced);
 		read_zero = (referenced & 1) != 0 && !info->groups_declared;
 	}
+	statement = fps_current_statement();
+	effects = fps_effectful_statements();
 	version.is_stale = fps_version_is_stale;
 	version.updater_in_progress = fps_version_updater_in_progress;
 	version.wait_for = fps_wait_for_transaction;
@@ -235,7 +239,7 @@ fps_track_read(Relation rel, TupleTableSlot *slot, bool unique_check)
 		 */
 		if (access->nreads++ == 0)
 		{
-			access->read_stmt = fps_current_statement();
+			access->read_stmt = statement;
 			access->first_tid = slot->tts_tid;
 			/*
 			 * a version read while nothing kept it (or its TOAST) unpruned,
@@ -247,8 +251,8 @@ fps_track_read(Relation rel, TupleTableSlot *slot, bool unique_check)
 		if (read_zero && g != 0)
 			access->read_zero = true;
 		/* what ran since this statement read the row (reevaluate.c, rule 5) */
-		access->last_read_stmt = fps_current_statement();
-		access->effects_at_last_read = fps_effectful_statements();
+		access->last_read_stmt = statement;
+		access->effects_at_last_read = effects;
 	}
 }
 
