@@ -344,6 +344,22 @@ predicate_reads_tracked(FpsRelInfo *info)
 }
 
 /*
+ * A scan of a relation the transaction writes without pins (write
+ * escalation) reads no key, but the floor raise orders the transaction
+ * after everyone who inserted into it before our lock, so the scan must see
+ * their inserts, as a tracked scan's snapshot must see every insert before
+ * its key's sample: a snapshot older than the lock may miss some (the
+ * transaction snapshot of REPEATABLE READ, or that of the statement that
+ * escalated).  The same answer as after a sample: a newer snapshot for the
+ * scan, or NULL, or under REPEATABLE READ a 40001.
+ */
+static Snapshot
+escalated_scan_snapshot(Snapshot snapshot, Oid relid)
+{
+	return snapshot_after_predicate_sample(snapshot, relid);
+}
+
+/*
  * Sample the coarse predicate of a scan that can see any row of rel (a
  * sequential, bitmap, sample or TID scan).  Returns a newer snapshot for the
  * scan, or NULL.
@@ -353,8 +369,10 @@ fps_read_relation_predicate(Relation rel, Snapshot snapshot)
 {
 	FpsRelInfo *info;
 
-	if (!fps_tracking_active(rel, &info) || !predicate_reads_tracked(info))
+	if (!fps_tracking_active(rel, &info))
 		return NULL;
+	if (!predicate_reads_tracked(info))
+		return escalated_scan_snapshot(snapshot, info->relid);
 	if (fps_ts_mode(snapshot))
 	{
 		/* visibility comes from commit timestamps: no newer snapshot */
@@ -498,8 +516,14 @@ read_index_predicate(FpsIndexFetch *f, IndexScanState *iss, Snapshot snapshot)
 	int			nprefix = 0;
 	fps_u64		key;
 
-	if (!fps_tracking_active(rel, &info) || !predicate_reads_tracked(info))
+	if (!fps_tracking_active(rel, &info))
 		return;
+	if (!predicate_reads_tracked(info))
+	{
+		release_fresh_snapshot(f);
+		f->fresh_snapshot = escalated_scan_snapshot(snapshot, info->relid);
+		return;
+	}
 	if (iss != NULL && fps_prefix_predicates)
 		pi = fps_prefix_index(info, RelationGetRelid(iss->iss_ScanDesc->indexRelation));
 	if (pi != NULL)

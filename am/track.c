@@ -131,13 +131,25 @@ fps_track_read(Relation rel, TupleTableSlot *slot, bool unique_check)
 	if (TransactionIdIsCurrentTransactionId(xmin))
 		return;					/* own writes are not reads */
 	rs = relation_state(rel, AccessShareLock);
-	if (rs->write_escalated || untracked_ddl_read(rel, rs))
-		return;					/* nobody else writes it till we end */
-	rs->stat_row_reads++;
 	check.rel = rel;
 	check.slot = slot;
 	check.info = info;
 	check.group = -1;
+	if (rs->write_escalated || untracked_ddl_read(rel, rs))
+	{
+		/*
+		 * Nobody else writes rel till we end, and the floor raise orders us
+		 * after every transaction that did: so what we read of it must be
+		 * their newest versions.  A snapshot older than our lock can still
+		 * return one they replaced: the transaction snapshot of REPEATABLE
+		 * READ, or a statement's that waited for the lock (a STABLE
+		 * function in ALTER TABLE's DEFAULT).
+		 */
+		if (fps_version_is_stale(&check))
+			fps_abort(FPS_ABORT_STALE_READ, info->relid);
+		return;
+	}
+	rs->stat_row_reads++;
 	if (unlikely(unique_check))
 		fps_refuse_unique_conflict(info, slot);
 
