@@ -164,7 +164,13 @@ CREATE TABLE @extschema@.fpsketch_column_group (
     -- 'learned' from the columns UPDATEs write (column_groups.c)
     source pg_catalog.text NOT NULL DEFAULT 'declared'
         CHECK (source OPERATOR(pg_catalog.=) ANY (ARRAY['declared', 'learned']::pg_catalog.text[]))
-);
+) USING heap;	-- whatever default_table_access_method says: the AM reads it
+				-- while it builds its own tables' keys (cc/keys.c)
+
+-- The event triggers below update and delete its rows on every DROP and
+-- ALTER TABLE; a publication FOR ALL TABLES includes it, and would refuse
+-- those without a replica identity (so the DDL of the whole database).
+ALTER TABLE @extschema@.fpsketch_column_group REPLICA IDENTITY FULL;
 
 -- Every relcache build of an fpsketch table looks up its groups
 -- (cc/keys.c): by this index, not by reading every table's.
