@@ -137,7 +137,7 @@ fps_ts_mode(Snapshot snapshot)
 		 */
 		ts_mode = false;
 	}
-	else if (XactReadOnly)
+	else if (XactReadOnly && fps_txn_may_trust_read_only())
 		ts_mode = true;
 	else
 	{

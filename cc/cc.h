@@ -317,6 +317,7 @@ extern void fps_txn_note_untracked_write(void);
 #define FPS_MY_LOCK_OWNER ((fps_u32) MyProc->pgprocno + 1)
 extern TransactionId fps_lock_holder_xid(const FpsEntry *entry);
 extern bool fps_txn_may_guess_read_only(void);
+extern bool fps_txn_may_trust_read_only(void);
 extern void fps_txn_refuse_write_at_ts(Oid relid);
 extern FpsRelState *fps_txn_rel(Oid relid);
 extern FpsRelState *fps_txn_rel_find(Oid relid);

@@ -83,6 +83,9 @@ static const char *const abort_detail[FPS_NUM_ABORT_REASONS] = {
 	[FPS_ABORT_POOL_HELD] = "Other transactions hold the shared pool of pins; a row of relation \"%s\" could not be pinned.",
 };
 
+static const char *const read_only_undone_detail =
+"The transaction was READ ONLY at its first read, so it read at a timestamp without validation, but it writes relation \"%s\": a rolled-back savepoint or a function's SET clause had made it read-only for a while.";
+
 /*
  * Raise the 40001 for reason.  The caller's state is released by the
  * XACT_EVENT_ABORT callback that follows.
@@ -93,6 +96,10 @@ raise_abort(FpsAbortReason reason, Oid relid, int group, FpsEntry *entry,
 {
 	char	   *relname;
 	char		gid[GIDSIZE];
+
+	/* not a guess: READ ONLY, which a savepoint or a SET clause undid */
+	bool		read_only_undone = reason == FPS_ABORT_READ_ONLY_GUESS &&
+		!fps_txn.ts_guessed;
 
 	/* a lock a prepared transaction holds: name it, it waits for its gid */
 	if (reason == FPS_ABORT_LOCK_TIMEOUT && entry != NULL &&
@@ -106,7 +113,10 @@ raise_abort(FpsAbortReason reason, Oid relid, int group, FpsEntry *entry,
 	ereport(ERROR,
 			(errcode(ERRCODE_T_R_SERIALIZATION_FAILURE),
 			 errmsg("could not serialize access due to concurrent update"),
-			 errdetail(abort_detail[reason], relname ? relname : "?"),
+			 errdetail(read_only_undone ? read_only_undone_detail : abort_detail[reason],
+					   relname ? relname : "?"),
+			 read_only_undone ?
+			 errhint("This session's READ ONLY transactions now validate their reads: the transaction might succeed if retried.") :
 			 reason == FPS_ABORT_TABLE_FULL ?
 			 errhint("Increase fpsketch.max_entries or make transactions touch fewer rows.") :
 			 reason == FPS_ABORT_PHANTOM_SNAPSHOT ?
@@ -530,6 +540,14 @@ fps_lock_holder_xid(const FpsEntry *entry)
 /* Set once a guess proved wrong: the session's statements are validated. */
 static bool ts_guess_disabled = false;
 
+/*
+ * Set once a transaction read at a timestamp because it was READ ONLY and
+ * then wrote after all (a rolled-back savepoint or a function's SET clause
+ * had made it read-only for a while): the session's READ ONLY transactions
+ * are validated from then on.
+ */
+static bool ts_read_only_undone = false;
+
 /* May a statement that looks read-only read at a timestamp unvalidated? */
 bool
 fps_txn_may_guess_read_only(void)
@@ -537,23 +555,35 @@ fps_txn_may_guess_read_only(void)
 	return !ts_guess_disabled;
 }
 
+/* May a READ ONLY transaction read at a timestamp unvalidated? */
+bool
+fps_txn_may_trust_read_only(void)
+{
+	return !ts_read_only_undone;
+}
+
 /*
  * A TicToc transaction reading at a timestamp validates nothing: it may
  * not write (a row, a predicate, or untracked), and it may not lock a row,
  * since its writes would commit above ts with reads nobody checked.  Its
  * mode was decided before any write (am/visibility.c, fps_ts_mode), so a
- * write here means the statement was guessed read-only wrongly: fail it,
- * and stop guessing in this session, so that the retry is validated.
- * (READ ONLY transactions cannot write fpsketch tables at all.)
+ * write here means the statement was guessed read-only wrongly, or that
+ * READ ONLY was undone since (ROLLBACK TO a savepoint that set it, the end
+ * of a function whose SET clause set it): fail it, and stop reading at a
+ * timestamp on that ground in this session, so that the retry is
+ * validated.  (READ ONLY transactions cannot write fpsketch tables.)
  */
 void
 fps_txn_refuse_write_at_ts(Oid relid)
 {
-	if (!fps_txn.ts_guessed)
+	if (fps_txn.ts_guessed)
+		ts_guess_disabled = true;
+	else if (XactReadOnly)
 		ereport(ERROR,
 				(errcode(ERRCODE_READ_ONLY_SQL_TRANSACTION),
 				 errmsg("cannot write fpsketch tables in a read-only transaction")));
-	ts_guess_disabled = true;
+	else
+		ts_read_only_undone = true;
 	fps_abort(FPS_ABORT_READ_ONLY_GUESS, relid);
 }
 
