@@ -325,8 +325,9 @@ escalate_writes(Relation rel, FpsRelState *rs)
 		fps_atomic_add(&fps_counters->write_escalations, 1);
 		return;
 	}
-	how = fps_protocol != FPS_PROTOCOL_TICTOC ? "STO cannot use" :
-		"could not be taken without waiting, or which this user may not take";
+	how = fps_protocol == FPS_PROTOCOL_TICTOC ?
+		"could not be taken without waiting, or which this user may not take" :
+		fps_protocol == FPS_PROTOCOL_MVTO ? "MVTO cannot use" : "STO cannot use";
 	limit = fps_txn_pin_limit_reached();
 	if (limit != FPS_PIN_LIMIT_NONE)
 		ereport(ERROR,
@@ -338,8 +339,13 @@ escalate_writes(Relation rel, FpsRelState *rs)
 						   how) :
 				 errdetail("The transactions of one login role may borrow fpsketch.max_pool_pins_per_role keys of the shared exact table's pool, and this transaction holds that many by itself; past that, its writes need the table in ACCESS EXCLUSIVE mode, which %s.",
 						   how),
+				 fps_protocol == FPS_PROTOCOL_TICTOC ?
 				 errhint("Run LOCK TABLE \"%s\" IN ACCESS EXCLUSIVE MODE first, write fewer rows per transaction, or raise %s or fpsketch.max_entries.",
 						 RelationGetRelationName(rel),
+						 limit == FPS_PIN_LIMIT_TRANSACTION ?
+						 "fpsketch.max_pins_per_transaction" :
+						 "fpsketch.max_pool_pins_per_role") :
+				 errhint("Write fewer rows per transaction, or raise %s or fpsketch.max_entries.",
 						 limit == FPS_PIN_LIMIT_TRANSACTION ?
 						 "fpsketch.max_pins_per_transaction" :
 						 "fpsketch.max_pool_pins_per_role")));
