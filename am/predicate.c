@@ -258,9 +258,10 @@ fps_prefix_keys_of_row(FpsRelInfo *info, TupleTableSlot *slot, fps_u64 *keys)
 /*
  * A unique or exclusion check (or ON CONFLICT's arbiter) found the row in
  * slot, committed by another transaction.  If this transaction read a
- * predicate the row belongs to and that predicate has changed since (the
- * row's insert installed there after the read), the transaction saw the
- * row absent and now finds it present: fail with 40001, which a retry can
+ * predicate the row belongs to (or any predicate: gap keys, below) and
+ * that predicate has changed since (the row's insert installed there
+ * after the read), the transaction saw the row absent and now finds it
+ * present: fail with 40001, which a retry can
  * fix (the retry reads the row), before the check reports a unique
  * violation that no serial order explains (heap SERIALIZABLE does the same,
  * see _bt_check_unique).  The escalation key stands for every row.
@@ -280,6 +281,22 @@ fps_refuse_unique_conflict(FpsRelInfo *info, TupleTableSlot *slot)
 		if (access != NULL && access->is_read && access->is_phantom &&
 			!cc_phantom_read_unchanged(access))
 			fps_abort(FPS_ABORT_PHANTOM, info->relid);
+	}
+
+	/*
+	 * A gap key is named by the index entries around the gap, which the
+	 * row does not tell: ask whether any predicate this transaction read
+	 * has changed.  If one has, validation fails anyway, and the unique
+	 * violation may be one a retry would not meet (a range read empty, then
+	 * an insert into it).
+	 */
+	for (int i = 0; i < fps_txn.naccesses; i++)
+	{
+		FpsAccess  *access = &fps_txn.accesses[i];
+
+		if (access->is_read && access->is_phantom &&
+			!cc_phantom_read_unchanged(access))
+			fps_abort(FPS_ABORT_PHANTOM, access->relid);
 	}
 }
 
