@@ -204,7 +204,8 @@ extern bool fps_point_lookup_defer(FpsIndexFetch *f, struct IndexScanState *iss,
 								   const uint64 *hashes, const int *keyidx);
 extern void fps_point_lookup_settle(FpsIndexFetch *f);
 extern void fps_point_lookup_forget(FpsIndexFetch *f);
-extern bool fps_snapshot_sees_writers(Snapshot snapshot, Snapshot latest);
+extern bool fps_snapshot_sees_writers(Snapshot snapshot, Snapshot latest,
+									  fps_u64 relations);
 extern Snapshot fps_fresher_snapshot(Snapshot snapshot);
 
 extern Snapshot fps_read_relation_predicate(Relation rel, Snapshot snapshot);

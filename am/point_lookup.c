@@ -215,7 +215,8 @@ fps_point_lookup_settle(FpsIndexFetch *f)
 	f->predicate_key = fps_read_predicate_key(info, l->key, true);
 	f->predicate_read = true;
 	latest = GetSnapshotData(&latest_data);
-	if (fps_snapshot_sees_writers(l->snapshot, latest))
+	if (fps_snapshot_sees_writers(l->snapshot, latest,
+								  fps_relation_filter(RelationGetRelid(heap))))
 		return;
 	walk = fps_index_walk_begin(l->index, l->snapshot, l->keys, l->nkeys);
 	while ((tid = index_getnext_tid(walk, ForwardScanDirection)) != NULL)

@@ -50,35 +50,41 @@ static void release_fresh_snapshot(FpsIndexFetch *f);
 /* more transactions than this completed since the snapshot: assume the worst */
 #define FPS_MAX_MISSED_CHECK 100000
 
-/* Did xid, which completed, commit writes of this database's fpsketch tables? */
+/*
+ * Did xid, which completed, commit writes of this database's fpsketch
+ * tables, to predicate keys of a relation in the filter relations?
+ */
 static bool
-committed_fpsketch_writer(TransactionId xid)
+committed_fpsketch_writer(TransactionId xid, fps_u64 relations)
 {
 	bool		known;
 	bool		writer;
 
 	if (!TransactionIdDidCommit(xid))
 		return false;
-	writer = fps_commit_ts_writer(SubTransGetTopmostTransaction(xid), MyDatabaseId, &known);
+	writer = fps_commit_ts_writer(SubTransGetTopmostTransaction(xid), MyDatabaseId,
+								  relations, &known);
 	return writer || !known;
 }
 
 /*
  * Does snapshot miss a transaction that has completed by latest and wrote
- * fpsketch tables of this database (per the map of commit timestamps)?
- * Only such a writer can have installed on a predicate key the scan just
- * sampled: commits in other databases and of heap-only transactions do not
- * matter.
+ * predicate keys of a relation in the filter relations, in this database
+ * (per the map of commit timestamps)?  Only such a writer can have
+ * installed on a predicate key of those relations that the scan just
+ * sampled: commits in other databases, of heap-only transactions, and of
+ * writers of other relations do not matter (a writer past per-key
+ * tracking counts for every relation: its floor raise reaches every key).
  */
 static bool
-snapshot_misses_writer(Snapshot snapshot, Snapshot latest)
+snapshot_misses_writer(Snapshot snapshot, Snapshot latest, fps_u64 relations)
 {
 	TransactionId xid;
 
 	for (int i = 0; i < snapshot->xcnt; i++)
 	{
 		xid = snapshot->xip[i];
-		if (!XidInMVCCSnapshot(xid, latest) && committed_fpsketch_writer(xid))
+		if (!XidInMVCCSnapshot(xid, latest) && committed_fpsketch_writer(xid, relations))
 			return true;
 	}
 	if (TransactionIdPrecedes(latest->xmax, snapshot->xmax) ||
@@ -87,7 +93,7 @@ snapshot_misses_writer(Snapshot snapshot, Snapshot latest)
 	for (xid = snapshot->xmax; TransactionIdPrecedes(xid, latest->xmax);)
 	{
 		if (TransactionIdIsNormal(xid) &&
-			!XidInMVCCSnapshot(xid, latest) && committed_fpsketch_writer(xid))
+			!XidInMVCCSnapshot(xid, latest) && committed_fpsketch_writer(xid, relations))
 			return true;
 		TransactionIdAdvance(xid);
 	}
@@ -129,7 +135,7 @@ snapshot_after_predicate_sample(Snapshot snapshot, Oid relid)
 	if (IsolationUsesXactSnapshot())
 	{
 		latest = GetSnapshotData(&latest_data);
-		if (!fps_snapshot_sees_writers(snapshot, latest))
+		if (!fps_snapshot_sees_writers(snapshot, latest, fps_relation_filter(relid)))
 			fps_abort(FPS_ABORT_PHANTOM_SNAPSHOT, relid);
 		return NULL;
 	}
@@ -138,14 +144,15 @@ snapshot_after_predicate_sample(Snapshot snapshot, Oid relid)
 
 /*
  * Does snapshot see every transaction that had completed when latest was
- * taken, or miss only some that wrote no fpsketch table of this database?
+ * taken, or miss only some that wrote no predicate key of the relations in
+ * the filter relations, in this database?
  */
 bool
-fps_snapshot_sees_writers(Snapshot snapshot, Snapshot latest)
+fps_snapshot_sees_writers(Snapshot snapshot, Snapshot latest, fps_u64 relations)
 {
 	if (latest->xmax == snapshot->xmax && latest->xcnt == snapshot->xcnt)
 		return true;
-	return !snapshot_misses_writer(snapshot, latest);
+	return !snapshot_misses_writer(snapshot, latest, relations);
 }
 
 /*

@@ -291,6 +291,8 @@ typedef struct FpsTxn
 	fps_u64		sto_ts;			/* STO: from the clock at the first access */
 	Snapshot	held_snapshot;	/* keeps versions read from being pruned */
 	bool		wrote;			/* wrote fpsketch tables (tracked or not) */
+	fps_u64		phantom_relations;	/* fps_relation_filter of those whose
+									 * predicate keys it wrote */
 	TransactionId published_xid;	/* in the commit_ts map since PRE_COMMIT */
 	/* timestamp snapshot (DESIGN §9, am/visibility.c) */
 	bool		mode_decided;	/* at the first access */
@@ -405,12 +407,29 @@ extern int	fps_commit_ts_entries;
 extern Size fps_commit_ts_shmem_size(int entries);
 extern int	fps_commit_ts_lwlocks(int entries);
 extern void fps_commit_ts_shmem_init(void *mem, bool found, int entries);
-extern void fps_commit_ts_publish(TransactionId xid, fps_u64 commit_ts);
-extern void fps_commit_ts_publish_for(TransactionId xid, fps_u64 commit_ts, Oid dbid);
+/*
+ * A 64-bit filter of relations (one bit per relation, by a hash of its
+ * OID): which relations' predicate keys a writer in the commit_ts map may
+ * have installed on.  All bits: any relation (a writer past per-key
+ * tracking raises the floor, which every key feels).
+ */
+#define FPS_ANY_RELATION	UINT64_MAX
+
+static inline fps_u64
+fps_relation_filter(Oid relid)
+{
+	return UINT64_C(1) << (((uint32) relid * UINT32_C(2654435761)) >> 26);
+}
+
+extern void fps_commit_ts_publish(TransactionId xid, fps_u64 commit_ts,
+								  fps_u64 relations);
+extern void fps_commit_ts_publish_for(TransactionId xid, fps_u64 commit_ts, Oid dbid,
+									  fps_u64 relations);
 extern void fps_commit_ts_finish(TransactionId xid, bool committed);
 extern FpsCtsState fps_commit_ts_lookup(TransactionId xid, fps_u64 *commit_ts, Oid *dbid);
 extern bool fps_commit_ts_miss_is_before(fps_u64 ts);
-extern bool fps_commit_ts_writer(TransactionId xid, Oid dbid, bool *known);
+extern bool fps_commit_ts_writer(TransactionId xid, Oid dbid, fps_u64 relations,
+								 bool *known);
 extern void fps_reader_begin(fps_u64 bound);
 extern fps_u64 fps_reader_ts(fps_u64 fixed_ts);
 extern void fps_reader_end(void);

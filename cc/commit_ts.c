@@ -65,6 +65,7 @@ typedef struct FpsCtsSlot
 	uint8		state;			/* FpsCtsState */
 	Oid			dbid;
 	fps_u64		commit_ts;
+	fps_u64		relations;		/* fps_relation_filter: whose predicates */
 } FpsCtsSlot;
 
 typedef struct FpsCtsPartition
@@ -335,14 +336,15 @@ make_room(FpsCtsPartition *part)
  * with the commit_ts it commits at, PENDING, before it becomes visible.
  */
 void
-fps_commit_ts_publish(TransactionId xid, fps_u64 commit_ts)
+fps_commit_ts_publish(TransactionId xid, fps_u64 commit_ts, fps_u64 relations)
 {
-	fps_commit_ts_publish_for(xid, commit_ts, MyDatabaseId);
+	fps_commit_ts_publish_for(xid, commit_ts, MyDatabaseId, relations);
 }
 
 /* The same for a transaction of database dbid (a recovered prepared one). */
 void
-fps_commit_ts_publish_for(TransactionId xid, fps_u64 commit_ts, Oid dbid)
+fps_commit_ts_publish_for(TransactionId xid, fps_u64 commit_ts, Oid dbid,
+						  fps_u64 relations)
 {
 	FpsCtsPartition *part = partition_of(xid);
 	uint32		i;
@@ -354,6 +356,7 @@ fps_commit_ts_publish_for(TransactionId xid, fps_u64 commit_ts, Oid dbid)
 	{
 		/* published again (commit_ts may only grow) */
 		part->slots[found].commit_ts = Max(part->slots[found].commit_ts, commit_ts);
+		part->slots[found].relations |= relations;
 		part->slots[found].state = FPS_CTS_PENDING;
 	}
 	else
@@ -385,6 +388,7 @@ fps_commit_ts_publish_for(TransactionId xid, fps_u64 commit_ts, Oid dbid)
 		part->slots[i].state = FPS_CTS_PENDING;
 		part->slots[i].dbid = dbid;
 		part->slots[i].commit_ts = commit_ts;
+		part->slots[i].relations = relations;
 		part->nused++;
 		part->since_sweep++;
 		fps_atomic_max(&cts_map->entries_hwm, fps_atomic_add(&cts_map->entries, 1));
@@ -459,19 +463,31 @@ fps_commit_ts_miss_is_before(fps_u64 ts)
 }
 
 /*
- * Did committed transaction xid write fpsketch tables of database dbid?
- * *known is false when the map cannot tell (its entry may have been
+ * Did committed transaction xid write fpsketch tables of database dbid, and
+ * predicate keys of a relation in the filter relations (FPS_ANY_RELATION:
+ * any)?  *known is false when the map cannot tell (its entry may have been
  * dropped).  For REPEATABLE READ's check of what its snapshot misses.
  */
 bool
-fps_commit_ts_writer(TransactionId xid, Oid dbid, bool *known)
+fps_commit_ts_writer(TransactionId xid, Oid dbid, fps_u64 relations, bool *known)
 {
-	fps_u64		commit_ts;
-	Oid			entry_db = InvalidOid;
+	FpsCtsPartition *part = partition_of(xid);
+	bool		found = false;
+	bool		writer = false;
+	int			i;
 
 	*known = true;
-	if (fps_commit_ts_lookup(xid, &commit_ts, &entry_db) != FPS_CTS_UNKNOWN)
-		return entry_db == dbid;
+	LWLockAcquire(part->lock, LW_SHARED);
+	i = find_slot(part, xid);
+	if (i >= 0)
+	{
+		found = true;
+		writer = part->slots[i].dbid == dbid &&
+			(part->slots[i].relations & relations) != 0;
+	}
+	LWLockRelease(part->lock);
+	if (found)
+		return writer;
 	*known = full_xid(xid) > fps_atomic_load(&cts_map->max_dropped_xid);
 	return false;
 }

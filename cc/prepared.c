@@ -1326,7 +1326,7 @@ recover(void)
 			relock(a, s, x->commit_ts);
 		}
 		if (x->holds)
-			fps_commit_ts_publish_for(x->xid, x->commit_ts, x->dbid);
+			fps_commit_ts_publish_for(x->xid, x->commit_ts, x->dbid, FPS_ANY_RELATION);
 	}
 	ereport(LOG,
 			(errmsg("fpsketch: %d prepared transactions recovered, floor raised to " UINT64_FORMAT,

@@ -1149,6 +1149,7 @@ void
 cc_phantom_write(FpsAccess *access)
 {
 	fps_txn.wrote = true;
+	fps_txn.phantom_relations |= fps_relation_filter(access->relid);
 	if (!access->is_write)
 	{
 		FpsRelState *rs = fps_txn_rel_find(access->relid);
@@ -1392,6 +1393,7 @@ txn_reset(void)
 	/* unregistered in PRE_COMMIT, or by the resource owner on abort */
 	fps_txn.held_snapshot = NULL;
 	fps_txn.wrote = false;
+	fps_txn.phantom_relations = 0;
 	fps_txn.published_xid = InvalidTransactionId;
 	if (fps_txn.ts_mode)
 		fps_reader_end();
@@ -1413,7 +1415,9 @@ publish_commit_ts(void)
 
 	if (!fps_txn.wrote || !TransactionIdIsValid(xid))
 		return;
-	fps_commit_ts_publish(xid, fps_txn.commit_ts);
+	fps_commit_ts_publish(xid, fps_txn.commit_ts,
+						  fps_txn.raise_floor ? FPS_ANY_RELATION :
+						  fps_txn.phantom_relations);
 	fps_txn.published_xid = xid;
 }
 
