@@ -122,6 +122,7 @@
 #include "pgstat.h"
 #include "postmaster/bgworker.h"
 #include "postmaster/interrupt.h"
+#include "replication/logicalworker.h"
 #include "storage/ipc.h"
 #include "storage/latch.h"
 #include "storage/lmgr.h"
@@ -348,7 +349,7 @@ static void
 column_groups_changed(Relation rel)
 {
 	CacheInvalidateRelcache(rel);
-	fps_txn_note_untracked_write();
+	fps_txn_note_untracked_write(RelationGetRelid(rel));
 }
 
 /*
@@ -573,6 +574,36 @@ fpsketch_set_column_group(PG_FUNCTION_ARGS)
 	column_groups_changed(rel);
 	table_close(rel, NoLock);
 	PG_RETURN_VOID();
+}
+
+PG_FUNCTION_INFO_V1(fpsketch_column_group_replicated);
+
+/*
+ * BEFORE INSERT, UPDATE or DELETE row trigger on fpsketch_column_group,
+ * enabled ALWAYS: a logical replication worker's change is skipped.  A
+ * publication FOR ALL TABLES includes the table, but its rows name the
+ * publisher's tables by OID and attribute number, and a change of groups
+ * must take effect as fpsketch_set_column_group's do (lock, invalidation,
+ * floor raise), which an apply worker's row change does not: backends that
+ * had the table cached kept the old groups while new ones used the new,
+ * and a read and a write of one column went unseen.  Each database keeps,
+ * and learns, its own groups.
+ */
+Datum
+fpsketch_column_group_replicated(PG_FUNCTION_ARGS)
+{
+	TriggerData *trigdata = (TriggerData *) fcinfo->context;
+
+	if (!CALLED_AS_TRIGGER(fcinfo) ||
+		!TRIGGER_FIRED_BEFORE(trigdata->tg_event) ||
+		!TRIGGER_FIRED_FOR_ROW(trigdata->tg_event))
+		ereport(ERROR,
+				(errcode(ERRCODE_E_R_I_E_TRIGGER_PROTOCOL_VIOLATED),
+				 errmsg("fpsketch_column_group_replicated() must run as a BEFORE ROW trigger")));
+	if (IsLogicalWorker())
+		return PointerGetDatum(NULL);
+	return PointerGetDatum(TRIGGER_FIRED_BY_UPDATE(trigdata->tg_event) ?
+						   trigdata->tg_newtuple : trigdata->tg_trigtuple);
 }
 
 PG_FUNCTION_INFO_V1(fpsketch_column_group_restore);

@@ -196,6 +196,19 @@ REVOKE ALL ON FUNCTION @extschema@.fpsketch_column_group_restore() FROM PUBLIC;
 CREATE TRIGGER fpsketch_column_group_restore BEFORE INSERT ON @extschema@.fpsketch_column_group
     FOR EACH ROW EXECUTE FUNCTION @extschema@.fpsketch_column_group_restore();
 
+-- A logical replication worker's changes to it are skipped: they would
+-- name the publisher's tables by OID and attribute number, and bypass what
+-- a change of groups needs (column_groups.c).  ALWAYS: apply workers run
+-- with session_replication_role = replica.
+CREATE FUNCTION @extschema@.fpsketch_column_group_replicated() RETURNS trigger
+AS 'MODULE_PATHNAME' LANGUAGE C;
+REVOKE ALL ON FUNCTION @extschema@.fpsketch_column_group_replicated() FROM PUBLIC;
+CREATE TRIGGER fpsketch_column_group_replicated
+    BEFORE INSERT OR UPDATE OR DELETE ON @extschema@.fpsketch_column_group
+    FOR EACH ROW EXECUTE FUNCTION @extschema@.fpsketch_column_group_replicated();
+ALTER TABLE @extschema@.fpsketch_column_group
+    ENABLE ALWAYS TRIGGER fpsketch_column_group_replicated;
+
 CREATE FUNCTION @extschema@.fpsketch_set_column_group(rel pg_catalog.regclass,
                                                       group_name pg_catalog.name,
                                                       columns pg_catalog.name[])

@@ -531,6 +531,7 @@ fps_process_utility(PlannedStmt *pstmt, const char *queryString,
 {
 	Node	   *stmt = pstmt->utilityStmt;
 	bool		may_change_keys = false;
+	Oid			altered = InvalidOid;	/* InvalidOid: not known (DROP INDEX) */
 	bool		finishes_prepared = false;
 
 	if (fps_sketch != NULL && IsA(stmt, AlterTableStmt))
@@ -539,6 +540,7 @@ fps_process_utility(PlannedStmt *pstmt, const char *queryString,
 											 NoLock, true);
 
 		may_change_keys = OidIsValid(relid) && relam_is_fpsketch(relid);
+		altered = relid;
 	}
 	else if (fps_sketch != NULL && IsA(stmt, DropStmt) &&
 			 ((DropStmt *) stmt)->removeType == OBJECT_INDEX)
@@ -581,7 +583,7 @@ fps_process_utility(PlannedStmt *pstmt, const char *queryString,
 	PG_END_TRY();
 
 	if (may_change_keys && fps_sketch != NULL && IsTransactionState())
-		fps_txn_note_untracked_write();
+		fps_txn_note_untracked_write(altered);
 
 	/*
 	 * PostgreSQL has recorded the outcome and removed the transaction from

@@ -61,7 +61,7 @@ untracked_ddl_read(Relation rel, FpsRelState *rs)
 		if (CheckRelationLockedByMe(rel, mode, false))
 		{
 			fps_txn_keep_lock(rs, mode);
-			fps_txn_note_untracked_write();
+			fps_txn_note_untracked_write(RelationGetRelid(rel));
 			return true;
 		}
 	return false;
@@ -321,7 +321,7 @@ escalate_writes(Relation rel, FpsRelState *rs)
 	{
 		fps_txn_keep_lock(rs, AccessExclusiveLock);
 		rs->write_escalated = true;
-		fps_txn_note_untracked_write();
+		fps_txn_note_untracked_write(RelationGetRelid(rel));
 		fps_atomic_add(&fps_counters->write_escalations, 1);
 		return;
 	}
@@ -442,7 +442,7 @@ write_is_tracked(Relation rel, FpsRelInfo **info, FpsRelState **rs)
 		return false;
 	if (storage_is_new_in_xact(rel))
 	{
-		fps_txn_note_untracked_write();
+		fps_txn_note_untracked_write(RelationGetRelid(rel));
 		fps_txn_rel(RelationGetRelid(rel))->stat_row_writes++;
 		return false;
 	}

@@ -291,8 +291,8 @@ typedef struct FpsTxn
 	fps_u64		sto_ts;			/* STO: from the clock at the first access */
 	Snapshot	held_snapshot;	/* keeps versions read from being pruned */
 	bool		wrote;			/* wrote fpsketch tables (tracked or not) */
-	fps_u64		phantom_relations;	/* fps_relation_filter of those whose
-									 * predicate keys it wrote */
+	fps_u64		written_relations;	/* fps_relation_filter of those whose
+									 * predicates it changed, tracked or not */
 	TransactionId published_xid;	/* in the commit_ts map since PRE_COMMIT */
 	/* timestamp snapshot (DESIGN §9, am/visibility.c) */
 	bool		mode_decided;	/* at the first access */
@@ -313,7 +313,7 @@ extern FpsAccess *fps_txn_lookup(fps_u64 key);
 extern bool fps_txn_read_replaceable(const FpsAccess *access, uint32 statement);
 extern void fps_txn_forget_read(FpsAccess *access, FpsAccess *saved);
 extern void fps_txn_restore_read(const FpsAccess *saved);
-extern void fps_txn_note_untracked_write(void);
+extern void fps_txn_note_untracked_write(Oid relid);
 
 /* lock owners recorded in entries (STO, MVTO dirty marks): PGPROC number + 1 */
 #define FPS_MY_LOCK_OWNER ((fps_u32) MyProc->pgprocno + 1)
@@ -409,9 +409,9 @@ extern int	fps_commit_ts_lwlocks(int entries);
 extern void fps_commit_ts_shmem_init(void *mem, bool found, int entries);
 /*
  * A 64-bit filter of relations (one bit per relation, by a hash of its
- * OID): which relations' predicate keys a writer in the commit_ts map may
- * have installed on.  All bits: any relation (a writer past per-key
- * tracking raises the floor, which every key feels).
+ * OID): which relations' predicates a writer in the commit_ts map may have
+ * changed (installed on their keys, or written them past per-key tracking).
+ * All bits: any relation.
  */
 #define FPS_ANY_RELATION	UINT64_MAX
 

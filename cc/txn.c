@@ -988,15 +988,20 @@ fps_txn_count_row_read(FpsRelState *rs)
 	return ++rs->nreads > fps_escalation_threshold;
 }
 
-/* This transaction wrote rows (or changed key schemes) past per-key tracking. */
+/*
+ * This transaction wrote rows of relid (or changed its key scheme) past
+ * per-key tracking; InvalidOid: of relations not known here, any.
+ */
 void
-fps_txn_note_untracked_write(void)
+fps_txn_note_untracked_write(Oid relid)
 {
 	if (fps_protocol == FPS_PROTOCOL_OFF)
 		return;
 	fps_require_shmem();
 	if (unlikely(fps_txn.ts_mode) && fps_protocol == FPS_PROTOCOL_TICTOC)
-		fps_txn_refuse_write_at_ts(InvalidOid);
+		fps_txn_refuse_write_at_ts(relid);
+	fps_txn.written_relations |= OidIsValid(relid) ?
+		fps_relation_filter(relid) : FPS_ANY_RELATION;
 	fps_txn.raise_floor = true;
 	fps_txn.wrote = true;
 	fps_txn.active = true;
@@ -1149,7 +1154,7 @@ void
 cc_phantom_write(FpsAccess *access)
 {
 	fps_txn.wrote = true;
-	fps_txn.phantom_relations |= fps_relation_filter(access->relid);
+	fps_txn.written_relations |= fps_relation_filter(access->relid);
 	if (!access->is_write)
 	{
 		FpsRelState *rs = fps_txn_rel_find(access->relid);
@@ -1393,7 +1398,7 @@ txn_reset(void)
 	/* unregistered in PRE_COMMIT, or by the resource owner on abort */
 	fps_txn.held_snapshot = NULL;
 	fps_txn.wrote = false;
-	fps_txn.phantom_relations = 0;
+	fps_txn.written_relations = 0;
 	fps_txn.published_xid = InvalidTransactionId;
 	if (fps_txn.ts_mode)
 		fps_reader_end();
@@ -1415,9 +1420,7 @@ publish_commit_ts(void)
 
 	if (!fps_txn.wrote || !TransactionIdIsValid(xid))
 		return;
-	fps_commit_ts_publish(xid, fps_txn.commit_ts,
-						  fps_txn.raise_floor ? FPS_ANY_RELATION :
-						  fps_txn.phantom_relations);
+	fps_commit_ts_publish(xid, fps_txn.commit_ts, fps_txn.written_relations);
 	fps_txn.published_xid = xid;
 }
 

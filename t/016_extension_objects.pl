@@ -10,7 +10,14 @@
 #      and fpsketch tables, still work (they failed with 55000 "cannot
 #      delete from table fpsketch_column_group because it does not have a
 #      replica identity"), and the event triggers still keep a declared
-#      group's column names current and forget a dropped table's groups.
+#      group's column names current and forget a dropped table's groups;
+#  (c) logical replication (a publication FOR ALL TABLES, in another
+#      database of the same cluster, and a subscriber with fpsketch): the
+#      user table's rows arrive, its group declaration and learned groups
+#      do not (each database keeps and learns its own: the publisher's rows
+#      name its tables by OID and attribute number, and an apply worker's
+#      row change bypassed the lock, invalidation and floor raise a change
+#      of groups needs, which let a subscriber commit a cycle).
 
 use strict;
 use warnings;
@@ -23,7 +30,7 @@ use PostgreSQL::Test::Utils;
 use Test::More;
 
 my $node = fps_node('fps_extobj',
-	conf => "default_table_access_method = 'fpsketch'\nfpsketch.protocol = sto\nwal_level = logical");
+	conf => "default_table_access_method = 'fpsketch'\nfpsketch.protocol = sto\nwal_level = logical\nmax_wal_senders = 4\nmax_replication_slots = 4");
 
 # ---------------------------------------------------------------------------
 # (a) the extension's table is heap whatever the default says
@@ -81,6 +88,46 @@ is( $node->safe_psql('postgres',
 		   WHERE NOT EXISTS (SELECT 1 FROM pg_class c WHERE c.oid = g.rel)}),
 	'0',
 	'(b) the dropped table\'s groups are forgotten');
+
+# ---------------------------------------------------------------------------
+# (c) logical replication does not carry groups
+# ---------------------------------------------------------------------------
+my $schema = 'CREATE TABLE c_t (id int PRIMARY KEY, a int NOT NULL, c int NOT NULL)';
+$node->safe_psql('postgres', 'CREATE DATABASE pubdb');
+$node->safe_psql('postgres', 'CREATE DATABASE subdb');
+for my $db ('pubdb', 'subdb')
+{
+	$node->safe_psql($db, "CREATE EXTENSION fpsketch; $schema");
+}
+$node->safe_psql('pubdb', q{
+	INSERT INTO c_t SELECT g, 0, 0 FROM generate_series(1, 10) g;
+	SELECT fpsketch_set_column_group('c_t', 'gc', ARRAY['c']);
+	CREATE PUBLICATION all_tables FOR ALL TABLES;
+	SELECT pg_create_logical_replication_slot('fps_sub', 'pgoutput');
+});
+(my $pubconn = $node->connstr('pubdb')) =~ s/'/''/g;
+$node->safe_psql('subdb',
+	"CREATE SUBSCRIPTION fps_sub CONNECTION '$pubconn' PUBLICATION all_tables "
+	  . "WITH (create_slot = false, slot_name = 'fps_sub')");
+$node->poll_query_until('subdb', 'SELECT count(*) = 10 FROM c_t')
+  or die 'initial sync timed out';
+# changes after the sync: groups declared, dropped and learned, rows updated
+$node->safe_psql('pubdb', q{
+	SELECT fpsketch_set_column_group('c_t', 'ga', ARRAY['a']);
+	SELECT fpsketch_set_column_group('c_t', 'gc', NULL);
+	UPDATE c_t SET c = c + 1 WHERE id = 1;
+	UPDATE c_t SET a = a + 1 WHERE id = 2;
+	INSERT INTO c_t VALUES (11, 7, 7);
+});
+$node->poll_query_until('subdb', 'SELECT count(*) = 11 FROM c_t')
+  or die 'replication of changes timed out';
+is($node->safe_psql('subdb', 'SELECT sum(c) FROM c_t'), '8',
+	'(c) the subscriber has the publisher\'s rows and updates');
+is($node->safe_psql('subdb', 'SELECT count(*) FROM fpsketch_column_group'), '0',
+	'(c) no group row of the publisher reached the subscriber');
+isnt($node->safe_psql('pubdb', 'SELECT count(*) FROM fpsketch_column_group'), '0',
+	'(c) the publisher has its groups');
+$node->safe_psql('subdb', 'DROP SUBSCRIPTION fps_sub');
 
 $node->stop;
 done_testing();
