@@ -62,6 +62,7 @@ bool		fps_reevaluate_updates = true;
 bool		fps_stable_rereads = true;
 bool		fps_early_aborts = true;
 bool		fps_timestamp_snapshots = true;
+bool		fps_serializable_timestamp_snapshots = false;
 int			fps_commit_ts_entries = 131072;
 bool		fps_column_groups_enabled = true;
 bool		fps_prefer_index_scans = true;
@@ -981,6 +982,11 @@ _PG_init(void)
 							 "Applies to BEGIN READ ONLY, SET TRANSACTION READ ONLY, default_transaction_read_only and single-statement SELECTs that can write nothing; versions are chosen by their commit timestamps.  Off: they are validated like any transaction (and may abort).",
 							 &fps_timestamp_snapshots, true,
 							 PGC_USERSET, 0, NULL, NULL, NULL);
+	DefineCustomBoolVariable("fpsketch.serializable_timestamp_snapshots",
+							 "Read-only transactions read at a timestamp at SERIALIZABLE too.",
+							 "Off: at SERIALIZABLE they read on their snapshot, which PostgreSQL's SSI sees, and may abort when rows they read change.  On: they never abort, but SSI does not see their reads, so a cycle through heap tables that SERIALIZABLE transactions also use can commit; only for databases whose SERIALIZABLE transactions use fpsketch tables alone.",
+							 &fps_serializable_timestamp_snapshots, false,
+							 PGC_SUSET, 0, NULL, NULL, NULL);
 	DefineCustomIntVariable("fpsketch.commit_ts_entries",
 							"Entries of the shared map from transaction to commit timestamp, which timestamp snapshots read.",
 							"An entry goes once no running reader's timestamp is below it; a reader that outlives what the map can keep at the current write rate gets 40001 (snapshot too old).",

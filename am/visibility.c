@@ -126,14 +126,16 @@ fps_ts_mode(Snapshot snapshot)
 	else if (!fps_timestamp_snapshots ||
 			 TransactionIdIsValid(GetTopTransactionIdIfAny()))
 		ts_mode = false;		/* it wrote already: reads are validated */
-	else if (IsolationIsSerializable())
+	else if (IsolationIsSerializable() && !fps_serializable_timestamp_snapshots)
 	{
 		/*
 		 * PostgreSQL's SSI runs too, and must see these reads: a transaction
 		 * may also read heap tables, and only SSI orders those.  SSI takes
 		 * its predicate locks in heap's scans under an MVCC snapshot, which
 		 * a read at a timestamp does not use (it would let a read-only
-		 * transaction close a cycle through heap and fpsketch tables).
+		 * transaction close a cycle through heap and fpsketch tables; the
+		 * GUC is for databases whose SERIALIZABLE transactions use no heap
+		 * tables).
 		 */
 		ts_mode = false;
 	}

@@ -55,6 +55,7 @@ extern bool fps_column_groups_enabled;
 extern bool fps_stable_rereads;
 extern bool fps_early_aborts;
 extern bool fps_timestamp_snapshots;
+extern bool fps_serializable_timestamp_snapshots;
 extern bool fps_prefer_index_scans;
 extern int	fps_wait_policy;
 
