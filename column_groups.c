@@ -349,7 +349,7 @@ static void
 column_groups_changed(Relation rel)
 {
 	CacheInvalidateRelcache(rel);
-	fps_txn_note_untracked_write(RelationGetRelid(rel));
+	fps_note_untracked_write_of(rel);
 }
 
 /*

@@ -460,7 +460,7 @@ fps_relation_set_new_filenode(Relation rel, const RelFileNode *newrnode,
 											freezeXid, minmulti);
 	if (persistence == RELPERSISTENCE_PERMANENT ||
 		persistence == RELPERSISTENCE_UNLOGGED)
-		fps_txn_note_untracked_write(RelationGetRelid(rel));
+		fps_note_untracked_write_of(rel);
 }
 
 static void
@@ -468,7 +468,7 @@ fps_relation_nontransactional_truncate(Relation rel)
 {
 	heap_routine->relation_nontransactional_truncate(rel);
 	if (rel->rd_rel->relpersistence != RELPERSISTENCE_TEMP)
-		fps_txn_note_untracked_write(RelationGetRelid(rel));
+		fps_note_untracked_write_of(rel);
 }
 
 /* heap's index build scans call heap_getnext(), which wants heap's routine */

@@ -17,6 +17,8 @@ extern Size fps_gap_levels_shmem_size(void);
 extern void fps_gap_levels_shmem_init(void);
 extern const TableAmRoutine *fps_table_am_routine(void);
 extern bool fps_is_fpsketch_relation(Relation rel);
+/* am/track.c: a write past per-key tracking, for the commit_ts map */
+extern void fps_note_untracked_write_of(Relation rel);
 
 struct QueryDesc;
 extern void fps_executor_running(struct QueryDesc *queryDesc, bool starting);

@@ -34,6 +34,7 @@
 #include "utils/rel.h"
 
 #include "am.h"
+#include "../fpsketch_am.h"
 
 /* The relation's state in this transaction, with mode kept till its end. */
 static FpsRelState *
@@ -43,6 +44,33 @@ relation_state(Relation rel, LOCKMODE mode)
 
 	fps_txn_keep_lock(rs, mode);
 	return rs;
+}
+
+/*
+ * The transaction wrote rel past per-key tracking: note it for the map of
+ * commit timestamps, whose relation filter tells a REPEATABLE READ scan of
+ * rel whether a writer it missed changed it.  A table rewrite (ALTER
+ * TABLE, SET ACCESS METHOD, CLUSTER, VACUUM FULL) copies the rows into a
+ * transient relation that make_new_heap() creates in this transaction,
+ * named "pg_temp_<OID of the table>", and then swaps its storage into the
+ * table: the table is what scans read, so note it as well.  (A user's own
+ * table of that name, created in this transaction, only notes one more.)
+ */
+void
+fps_note_untracked_write_of(Relation rel)
+{
+	const char *name = RelationGetRelationName(rel);
+
+	fps_txn_note_untracked_write(RelationGetRelid(rel));
+	if (rel->rd_createSubid != InvalidSubTransactionId &&
+		strncmp(name, "pg_temp_", 8) == 0 && name[8] >= '0' && name[8] <= '9')
+	{
+		char	   *end;
+		unsigned long rewritten = strtoul(name + 8, &end, 10);
+
+		if (*end == '\0' && rewritten <= PG_UINT32_MAX)
+			fps_txn_note_untracked_write((Oid) rewritten);
+	}
 }
 
 /*
@@ -61,7 +89,7 @@ untracked_ddl_read(Relation rel, FpsRelState *rs)
 		if (CheckRelationLockedByMe(rel, mode, false))
 		{
 			fps_txn_keep_lock(rs, mode);
-			fps_txn_note_untracked_write(RelationGetRelid(rel));
+			fps_note_untracked_write_of(rel);
 			return true;
 		}
 	return false;
@@ -321,7 +349,7 @@ escalate_writes(Relation rel, FpsRelState *rs)
 	{
 		fps_txn_keep_lock(rs, AccessExclusiveLock);
 		rs->write_escalated = true;
-		fps_txn_note_untracked_write(RelationGetRelid(rel));
+		fps_note_untracked_write_of(rel);
 		fps_atomic_add(&fps_counters->write_escalations, 1);
 		return;
 	}
@@ -442,7 +470,7 @@ write_is_tracked(Relation rel, FpsRelInfo **info, FpsRelState **rs)
 		return false;
 	if (storage_is_new_in_xact(rel))
 	{
-		fps_txn_note_untracked_write(RelationGetRelid(rel));
+		fps_note_untracked_write_of(rel);
 		fps_txn_rel(RelationGetRelid(rel))->stat_row_writes++;
 		return false;
 	}
