@@ -438,6 +438,15 @@ LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
 DECLARE
     rels pg_catalog.oid[];
 BEGIN
+    -- ENABLE or DISABLE TRIGGER ALL (pg_restore --disable-triggers) leaves
+    -- the skip of replicated changes ORIGIN or disabled: ALWAYS again.
+    IF EXISTS (SELECT 1 FROM pg_catalog.pg_trigger t
+                WHERE t.tgrelid OPERATOR(pg_catalog.=) '@extschema@.fpsketch_column_group'::pg_catalog.regclass
+                  AND t.tgname OPERATOR(pg_catalog.=) 'fpsketch_column_group_replicated'
+                  AND t.tgenabled OPERATOR(pg_catalog.<>) 'A') THEN
+        ALTER TABLE @extschema@.fpsketch_column_group
+            ENABLE ALWAYS TRIGGER fpsketch_column_group_replicated;
+    END IF;
     SELECT pg_catalog.array_agg(DISTINCT c.objid) INTO rels
       FROM pg_catalog.pg_event_trigger_ddl_commands() c
      WHERE c.classid OPERATOR(pg_catalog.=) 'pg_catalog.pg_class'::pg_catalog.regclass::pg_catalog.oid;

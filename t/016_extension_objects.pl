@@ -17,7 +17,8 @@
 #      do not (each database keeps and learns its own: the publisher's rows
 #      name its tables by OID and attribute number, and an apply worker's
 #      row change bypassed the lock, invalidation and floor raise a change
-#      of groups needs, which let a subscriber commit a cycle).
+#      of groups needs, which let a subscriber commit a cycle), also after
+#      ENABLE TRIGGER ALL (pg_restore --disable-triggers) made the skip ORIGIN.
 
 use strict;
 use warnings;
@@ -105,6 +106,17 @@ $node->safe_psql('pubdb', q{
 	CREATE PUBLICATION all_tables FOR ALL TABLES;
 	SELECT pg_create_logical_replication_slot('fps_sub', 'pgoutput');
 });
+# pg_restore --disable-triggers: DISABLE, then ENABLE TRIGGER ALL, which
+# would leave the skip ORIGIN (not fired by apply workers); the event
+# trigger makes it ALWAYS again
+$node->safe_psql('subdb', q{
+	ALTER TABLE fpsketch_column_group DISABLE TRIGGER ALL;
+	ALTER TABLE fpsketch_column_group ENABLE TRIGGER ALL;
+});
+is( $node->safe_psql('subdb',
+		q{SELECT tgenabled FROM pg_trigger WHERE tgname = 'fpsketch_column_group_replicated'}),
+	'A',
+	'(c) after DISABLE and ENABLE TRIGGER ALL the skip is enabled ALWAYS again');
 (my $pubconn = $node->connstr('pubdb')) =~ s/'/''/g;
 $node->safe_psql('subdb',
 	"CREATE SUBSCRIPTION fps_sub CONNECTION '$pubconn' PUBLICATION all_tables "
