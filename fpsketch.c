@@ -554,10 +554,18 @@ fps_process_utility(PlannedStmt *pstmt, const char *queryString,
 	 * row layout and under a lock that keeps writers out; those reads are
 	 * covered by the floor raise instead (see fps_ddl_depth).
 	 */
-	/* COPY of a table runs no query: a SERIALIZABLE transaction uses it */
+	/* COPY and TRUNCATE of tables run no query: the transaction uses them */
 	if (fps_sketch != NULL && IsA(stmt, CopyStmt) && ((CopyStmt *) stmt)->relation != NULL)
 		fps_serializable_note_relation(RangeVarGetRelid(((CopyStmt *) stmt)->relation,
 														NoLock, true));
+	if (fps_sketch != NULL && IsA(stmt, TruncateStmt))
+	{
+		ListCell   *lc;
+
+		foreach(lc, ((TruncateStmt *) stmt)->relations)
+			fps_serializable_note_relation(RangeVarGetRelid(lfirst_node(RangeVar, lc),
+															NoLock, true));
+	}
 	if (fps_sketch != NULL && IsA(stmt, TransactionStmt))
 	{
 		TransactionStmt *tstmt = (TransactionStmt *) stmt;

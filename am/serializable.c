@@ -72,6 +72,7 @@ am_is_fpsketch(Oid relam)
 /* this transaction */
 static bool used_heap = false;
 static bool used_fpsketch = false;
+static bool may_write = false;	/* was read-write at one of its uses */
 static bool is_mixer = false;
 static bool is_ts_reader = false;
 
@@ -151,10 +152,11 @@ become_mixer(void)
 }
 
 /*
- * A SERIALIZABLE transaction that may write uses relation relid: note
- * which kind of table it is (catalogs, temporary tables and relations
- * without storage do not count), and whether the transaction is now a
- * mixer.
+ * A SERIALIZABLE transaction uses relation relid: note which kind of table
+ * it is (catalogs, temporary tables and relations without storage do not
+ * count), and whether the transaction is now a mixer.  Read-only uses count
+ * too, for a transaction that was read-write at another (SET TRANSACTION
+ * READ ONLY after a write).
  */
 void
 fps_serializable_note_relation(Oid relid)
@@ -162,9 +164,11 @@ fps_serializable_note_relation(Oid relid)
 	HeapTuple	tuple;
 	Form_pg_class form;
 
-	if (is_mixer || mixing == NULL || !IsolationIsSerializable() || XactReadOnly ||
+	if (is_mixer || mixing == NULL || !IsolationIsSerializable() ||
 		relid < FirstNormalObjectId)
 		return;
+	if (!XactReadOnly)
+		may_write = true;
 	tuple = SearchSysCache1(RELOID, ObjectIdGetDatum(relid));
 	if (!HeapTupleIsValid(tuple))
 		return;
@@ -178,7 +182,7 @@ fps_serializable_note_relation(Oid relid)
 			used_heap = true;
 	}
 	ReleaseSysCache(tuple);
-	if (used_heap && used_fpsketch)
+	if (used_heap && used_fpsketch && may_write)
 		become_mixer();
 }
 
@@ -188,7 +192,7 @@ fps_serializable_note_rtable(List *rtable)
 {
 	ListCell   *lc;
 
-	if (is_mixer || mixing == NULL || !IsolationIsSerializable() || XactReadOnly)
+	if (is_mixer || mixing == NULL || !IsolationIsSerializable())
 		return;
 	foreach(lc, rtable)
 	{
@@ -209,6 +213,7 @@ fps_serializable_end_of_xact(void)
 	is_mixer = false;
 	used_heap = false;
 	used_fpsketch = false;
+	may_write = false;
 }
 
 static void
