@@ -13,7 +13,6 @@ OBJS = \
 	am/predicate.o \
 	am/reevaluate.o \
 	am/rowlock.o \
-	am/serializable.o \
 	am/statement.o \
 	am/track.o \
 	am/versions.o \

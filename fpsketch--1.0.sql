@@ -209,12 +209,6 @@ CREATE TRIGGER fpsketch_column_group_replicated
 ALTER TABLE @extschema@.fpsketch_column_group
     ENABLE ALWAYS TRIGGER fpsketch_column_group_replicated;
 
--- Forget that a SERIALIZABLE transaction used heap and fpsketch tables
--- together (am/serializable.c), for tests; only when nothing else runs.
-CREATE FUNCTION @extschema@.fpsketch_serializable_mixing_reset() RETURNS void
-AS 'MODULE_PATHNAME' LANGUAGE C STRICT;
-REVOKE ALL ON FUNCTION @extschema@.fpsketch_serializable_mixing_reset() FROM PUBLIC;
-
 CREATE FUNCTION @extschema@.fpsketch_set_column_group(rel pg_catalog.regclass,
                                                       group_name pg_catalog.name,
                                                       columns pg_catalog.name[])

@@ -199,9 +199,8 @@ fps_shmem_request(void)
 									add_size(add_size(add_size(fps_pool_shmem_size(),
 															   fps_relstats_shmem_size()),
 													  fps_learn_shmem_size()),
-											 add_size(add_size(fps_prepared_shmem_size(),
-															   fps_gap_levels_shmem_size()),
-													  fps_serializable_shmem_size()))));
+											 add_size(fps_prepared_shmem_size(),
+													  fps_gap_levels_shmem_size()))));
 	RequestNamedLWLockTranche("fpsketch commit_ts",
 							  fps_commit_ts_lwlocks(fps_commit_ts_entries));
 	RequestNamedLWLockTranche("fpsketch pool", 1);
@@ -255,7 +254,6 @@ fps_shmem_startup(void)
 	fps_relstats_shmem_init();
 	fps_learn_shmem_startup();
 	fps_gap_levels_shmem_init();
-	fps_serializable_shmem_init();
 	/* last: recovering prepared transactions locks keys, publishes commit_ts */
 	fps_prepared_shmem_init();
 	LWLockRelease(AddinShmemInitLock);
@@ -554,18 +552,6 @@ fps_process_utility(PlannedStmt *pstmt, const char *queryString,
 	 * row layout and under a lock that keeps writers out; those reads are
 	 * covered by the floor raise instead (see fps_ddl_depth).
 	 */
-	/* COPY and TRUNCATE of tables run no query: the transaction uses them */
-	if (fps_sketch != NULL && IsA(stmt, CopyStmt) && ((CopyStmt *) stmt)->relation != NULL)
-		fps_serializable_note_relation(RangeVarGetRelid(((CopyStmt *) stmt)->relation,
-														NoLock, true));
-	if (fps_sketch != NULL && IsA(stmt, TruncateStmt))
-	{
-		ListCell   *lc;
-
-		foreach(lc, ((TruncateStmt *) stmt)->relations)
-			fps_serializable_note_relation(RangeVarGetRelid(lfirst_node(RangeVar, lc),
-															NoLock, true));
-	}
 	if (fps_sketch != NULL && IsA(stmt, TransactionStmt))
 	{
 		TransactionStmt *tstmt = (TransactionStmt *) stmt;
@@ -724,7 +710,6 @@ fps_executor_start(QueryDesc *queryDesc, int eflags)
 		refuse_index_only_scans(stmt->planTree, stmt->rtable);
 		refuse_index_only_scans_in(stmt->subplans, stmt->rtable);
 		fps_note_statement_start(queryDesc);
-		fps_serializable_note_rtable(stmt->rtable);
 	}
 	fps_executor_starting(queryDesc, true);
 	PG_TRY();
@@ -998,8 +983,8 @@ _PG_init(void)
 							 &fps_timestamp_snapshots, true,
 							 PGC_USERSET, 0, NULL, NULL, NULL);
 	DefineCustomBoolVariable("fpsketch.serializable_timestamp_snapshots",
-							 "Read-only transactions read at a timestamp at SERIALIZABLE too, while no SERIALIZABLE transaction has used heap and fpsketch tables together.",
-							 "PostgreSQL's SSI does not see reads at a timestamp; once a SERIALIZABLE transaction that may write uses both kinds of table (logged), read-only SERIALIZABLE transactions read on their snapshot until restart, which SSI sees, and may abort when rows they read change.  Off: always on their snapshot.",
+							 "Read-only transactions read at a timestamp at SERIALIZABLE too.",
+							 "On: they never abort, but PostgreSQL's SSI does not see those reads, so where SERIALIZABLE transactions use heap and fpsketch tables together a cycle through heap tables can commit: set it off there (ALTER DATABASE ... SET).  Off: at SERIALIZABLE they read on their snapshot, which SSI sees, and abort when rows they read change.",
 							 &fps_serializable_timestamp_snapshots, true,
 							 PGC_SUSET, 0, NULL, NULL, NULL);
 	DefineCustomIntVariable("fpsketch.commit_ts_entries",
@@ -1065,7 +1050,6 @@ _PG_init(void)
 	fps_txn_register_callbacks();
 	/* after the protocol's: runs before it (am/gap.c) */
 	fps_gap_register_callbacks();
-	fps_serializable_register_callbacks();
 }
 
 /* ---- SQL-callable ---- */

@@ -9,7 +9,6 @@
 #define FPSKETCH_AM_H
 
 #include "access/tableam.h"
-#include "nodes/pg_list.h"
 #include "utils/relcache.h"
 
 /* am/gap.c: walks at PRE_COMMIT, before the protocol's callback */
@@ -18,12 +17,6 @@ extern Size fps_gap_levels_shmem_size(void);
 extern void fps_gap_levels_shmem_init(void);
 extern const TableAmRoutine *fps_table_am_routine(void);
 extern bool fps_is_fpsketch_relation(Relation rel);
-/* am/serializable.c: SERIALIZABLE transactions that use heap tables too */
-extern Size fps_serializable_shmem_size(void);
-extern void fps_serializable_shmem_init(void);
-extern void fps_serializable_register_callbacks(void);
-extern void fps_serializable_note_relation(Oid relid);
-extern void fps_serializable_note_rtable(List *rtable);
 /* am/track.c: a write past per-key tracking, for the commit_ts map */
 extern void fps_note_untracked_write_of(Relation rel);
 

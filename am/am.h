@@ -285,7 +285,4 @@ extern TM_Result fps_rowlock_tuple_update(Relation rel, ItemPointer otid,
 										  bool wait, TM_FailureData *tmfd,
 										  LockTupleMode *lockmode, bool *update_indexes);
 
-/* serializable.c: read-only SERIALIZABLE transactions at a timestamp */
-extern bool fps_serializable_may_read_at_ts(void);
-
 #endif							/* FPS_AM_INTERNAL_H */

@@ -126,6 +126,19 @@ fps_ts_mode(Snapshot snapshot)
 	else if (!fps_timestamp_snapshots ||
 			 TransactionIdIsValid(GetTopTransactionIdIfAny()))
 		ts_mode = false;		/* it wrote already: reads are validated */
+	else if (IsolationIsSerializable() && !fps_serializable_timestamp_snapshots)
+	{
+		/*
+		 * PostgreSQL's SSI runs too, and must see these reads: a transaction
+		 * may also read heap tables, and only SSI orders those.  SSI takes
+		 * its predicate locks in heap's scans under an MVCC snapshot, which
+		 * a read at a timestamp does not use (it would let a read-only
+		 * transaction close a cycle through heap and fpsketch tables).  The
+		 * GUC, on by default, trades that for reports that never fail, for
+		 * databases whose SERIALIZABLE transactions use no heap tables.
+		 */
+		ts_mode = false;
+	}
 	else if (XactReadOnly && fps_txn_may_trust_read_only())
 		ts_mode = true;
 	else
@@ -134,19 +147,6 @@ fps_ts_mode(Snapshot snapshot)
 		ts_mode = !IsTransactionBlock() && fps_txn_may_guess_read_only() &&
 			fps_outer_statement_only_reads();
 		fps_txn.ts_guessed = ts_mode;
-	}
-
-	/*
-	 * At SERIALIZABLE PostgreSQL's SSI runs too and takes its predicate locks
-	 * under an MVCC snapshot, which a read at a timestamp does not use: only
-	 * while no SERIALIZABLE transaction uses heap and fpsketch tables
-	 * together (am/serializable.c).  MVTO reads at a timestamp regardless.
-	 */
-	if (ts_mode && IsolationIsSerializable() && fps_protocol != FPS_PROTOCOL_MVTO &&
-		!fps_serializable_may_read_at_ts())
-	{
-		ts_mode = false;
-		fps_txn.ts_guessed = false;
 	}
 	if (!ts_mode)
 		return false;
