@@ -223,7 +223,7 @@ extern fps_u64 fps_read_predicate_key(FpsRelInfo *info, fps_u64 key, bool is_pre
 extern int	fps_prefix_keys_of_row(FpsRelInfo *info, TupleTableSlot *slot, fps_u64 *keys);
 extern int	fps_moved_prefix_keys(Relation rel, FpsRelInfo *info, TupleTableSlot *old,
 								  TupleTableSlot *new, fps_u64 *keys, bool *moved);
-extern void fps_refuse_unique_conflict(FpsRelInfo *info, TupleTableSlot *slot);
+extern void fps_refuse_unique_conflict(void);
 extern void fps_escalated_read(Relation rel, FpsRelInfo *info, FpsRelState *rs,
 							   FpsVersionCheck *check, TransactionId xmin);
 

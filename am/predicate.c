@@ -263,40 +263,20 @@ fps_prefix_keys_of_row(FpsRelInfo *info, TupleTableSlot *slot, fps_u64 *keys)
 }
 
 /*
- * A unique or exclusion check (or ON CONFLICT's arbiter) found the row in
- * slot, committed by another transaction.  If this transaction read a
- * predicate the row belongs to (or any predicate: gap keys, below) and
- * that predicate has changed since (the row's insert installed there
- * after the read), the transaction saw the row absent and now finds it
- * present: fail with 40001, which a retry can
- * fix (the retry reads the row), before the check reports a unique
- * violation that no serial order explains (heap SERIALIZABLE does the same,
- * see _bt_check_unique).  The escalation key stands for every row.
+ * A unique or exclusion check (or ON CONFLICT's arbiter) found a row
+ * committed by another transaction.  If a predicate this transaction
+ * read has changed since (the row's insert installed on it after the read),
+ * the transaction may have seen the row absent and now finds it present:
+ * fail with 40001, which a retry can fix (the retry reads the row), before
+ * the check reports a unique violation that no serial order explains (heap
+ * SERIALIZABLE does the same, see _bt_check_unique).  Any predicate, not
+ * only those of the row's prefixes: a gap key is named by the index entries
+ * around the gap, which the row does not tell, and a transaction with a
+ * changed predicate fails validation anyway.
  */
 void
-fps_refuse_unique_conflict(FpsRelInfo *info, TupleTableSlot *slot)
+fps_refuse_unique_conflict(void)
 {
-	fps_u64		keys[FPS_MAX_ROW_PREDICATES + 2];
-	int			nkeys = fps_prefix_keys_of_row(info, slot, keys);
-
-	keys[nkeys++] = info->relation_key;
-	keys[nkeys++] = info->escalation_key;
-	for (int i = 0; i < nkeys; i++)
-	{
-		FpsAccess  *access = fps_txn_lookup(keys[i]);
-
-		if (access != NULL && access->is_read && access->is_phantom &&
-			!cc_phantom_read_unchanged(access))
-			fps_abort(FPS_ABORT_PHANTOM, info->relid);
-	}
-
-	/*
-	 * A gap key is named by the index entries around the gap, which the
-	 * row does not tell: ask whether any predicate this transaction read
-	 * has changed.  If one has, validation fails anyway, and the unique
-	 * violation may be one a retry would not meet (a range read empty, then
-	 * an insert into it).
-	 */
 	for (int i = 0; i < fps_txn.naccesses; i++)
 	{
 		FpsAccess  *access = &fps_txn.accesses[i];

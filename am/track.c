@@ -179,7 +179,7 @@ fps_track_read(Relation rel, TupleTableSlot *slot, bool unique_check)
 	}
 	rs->stat_row_reads++;
 	if (unlikely(unique_check))
-		fps_refuse_unique_conflict(info, slot);
+		fps_refuse_unique_conflict();
 
 	/*
 	 * A unique check's dirty snapshot also hands over a version whose
