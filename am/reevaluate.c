@@ -360,7 +360,7 @@ reevaluation_is_safe(Relation rel, FpsRelInfo *info, TupleTableSlot *newest,
 		}
 		word = fps_entry_load(access->entry);
 		if (!fps_word_locked(word) &&
-			fps_word_wts(word) == fps_word_wts(access->observed))
+			!fps_entry_overwritten(access->entry, access->observed, word))
 			continue;
 		if (!fps_txn_read_replaceable(access, fps_current_statement()))
 			return false;

@@ -60,7 +60,7 @@ tictoc_read(FpsAccess *access, FpsVersion *version)
 	if (!fps_wait_while_locked(access, &word))
 		fps_abort_key(FPS_ABORT_LOCK_TIMEOUT, access);
 
-	if (access->is_read && fps_word_wts(word) != fps_word_wts(access->observed))
+	if (access->is_read && fps_entry_overwritten(access->entry, access->observed, word))
 		return false;
 
 	/* a successor of the row, whichever groups it changed: no group named */
@@ -339,7 +339,7 @@ tictoc_validate(FpsTxn *txn)
 		cur = fps_entry_load(a->entry);
 		for (;;)
 		{
-			if (fps_word_wts(cur) != fps_word_wts(a->observed))
+			if (fps_entry_overwritten(a->entry, a->observed, cur))
 			{
 				/*
 				 * Overwritten, but perhaps by a write that committed at a
@@ -418,7 +418,7 @@ tictoc_abort_if_doomed(FpsTxn *txn)
 		if (!a->is_read || a->is_phantom || a->is_write ||
 			fps_word_rts(a->observed) >= min_commit_ts)
 			continue;
-		if (fps_word_wts(fps_entry_load(a->entry)) != observed_wts &&
+		if (fps_entry_overwritten(a->entry, a->observed, fps_entry_load(a->entry)) &&
 			!fps_entry_replaced_after(a->entry, observed_wts, min_commit_ts))
 		{
 			fps_atomic_add(&fps_counters->early_aborts, 1);

@@ -289,29 +289,59 @@ fps_entry_lock_owner(const FpsEntry *entry)
  * then tell whether it was still current at a timestamp after its rts (see
  * fps_entry_replaced_after).  The record is stored before the word, and
  * installs over one entry are serialized by its lock bit.
+ *
+ * The word's wts is not the record: an rts extension past FPS_MAX_DELTA
+ * moves it up with no new version (fps_word_make).  installed_wts is the
+ * wts this install gave, seeds leave 0, and nothing else stores it, so it
+ * never exceeds the word's wts.
  */
 static inline void
 fps_entry_install(FpsEntry *entry, fps_u64 wts, fps_u64 rts)
 {
-	fps_atomic_store(&entry->replaced_wts, fps_word_wts(fps_entry_load(entry)));
+	fps_atomic_store(&entry->replaced_wts, fps_atomic_load(&entry->installed_wts));
 	fps_atomic_store(&entry->installed_wts, wts);
 	fps_atomic_store(&entry->word, fps_word_make(false, wts, rts));
 }
 
 /*
- * Was the version whose wts is version_wts replaced by a version with
- * wts > ts, so that it was the entry's version at ts?  Wts strictly grow
- * from one install to the next, so replaced_wts names one install.  The
- * loads run in the reverse order of fps_entry_install's stores: a torn read
- * pairs an older installed_wts with a newer replaced_wts, and a version
- * replaced later than that older install has wts >= it, hence ts >= it.
+ * Was the version a reader observed as the word observed replaced since,
+ * given the word cur it loads now?  A wts that moved is not enough: an rts
+ * extension past FPS_MAX_DELTA moves it with no install, and on a row that
+ * every transaction reads and none writes (a warehouse's tax) that happens
+ * at every extension once the timestamps have gone FPS_MAX_DELTA past the
+ * last write.  An install since the observation gave the entry a wts above
+ * the rts observed (its writer locked the key after the read, which waits
+ * out a locked key, and commits above the rts it then finds), while every
+ * install before it gave at most the wts observed.  cur is loaded first:
+ * an install that cur shows has stored installed_wts before it.
+ */
+static inline bool
+fps_entry_overwritten(const FpsEntry *entry, fps_u64 observed, fps_u64 cur)
+{
+	if (fps_word_wts(cur) == fps_word_wts(observed))
+		return false;
+	return fps_atomic_load((volatile fps_u64 *) &entry->installed_wts) >
+		fps_word_wts(observed);
+}
+
+/*
+ * Was the version whose wts a reader observed as version_wts replaced by a
+ * version with wts > ts, so that it was the entry's version at ts?  Asked of
+ * an entry fps_entry_overwritten() found overwritten since, with ts at least
+ * version_wts.  The last install replaced the version observed if the
+ * version it replaced was installed at no more than version_wts (later
+ * installs give more than the rts observed; seeds count as installed at 0).
+ * The loads run in the reverse order of fps_entry_install's stores: a torn
+ * read pairs an older installed_wts with a newer replaced_wts, which is that
+ * older install's wts; if that is at most version_wts, the older install
+ * came before the observation and ts, at least version_wts, is not below it.
  */
 static inline bool
 fps_entry_replaced_after(const FpsEntry *entry, fps_u64 version_wts, fps_u64 ts)
 {
 	fps_u64		installed = fps_atomic_load((volatile fps_u64 *) &entry->installed_wts);
 
-	return fps_atomic_load((volatile fps_u64 *) &entry->replaced_wts) == version_wts &&
+	return fps_atomic_load((volatile fps_u64 *) &entry->replaced_wts) <= version_wts &&
 		ts < installed;
 }
 

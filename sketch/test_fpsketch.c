@@ -916,9 +916,13 @@ unit_floor(TestCase *tc, const VariantInfo *v, TestCase *memory_case)
 }
 
 /*
- * The install record: a read of a version names it by its wts, and learns
- * whether the install that replaced it came after a given timestamp; a
- * second install, or a fresh entry, forgets it.
+ * The install record: a read of a version knows whether the entry was
+ * overwritten since (fps_entry_overwritten), and whether the install that
+ * replaced it came after a given timestamp; a second install, or a fresh
+ * entry, forgets it.  An rts extension past FPS_MAX_DELTA moves the word's
+ * wts with no install: that is neither an overwrite nor a forgotten version
+ * (a row every transaction reads and none writes would otherwise fail every
+ * reader validating across such an extension).
  */
 static void
 unit_install_record(TestCase *tc, const VariantInfo *v, TestCase *memory_case)
@@ -926,7 +930,10 @@ unit_install_record(TestCase *tc, const VariantInfo *v, TestCase *memory_case)
 	TestSketch	ts;
 	UnitCounts	c = {0};
 	FpsEntry   *e;
-	fps_u64		first;
+	fps_u64		first,
+				observed,
+				extended,
+				later;
 
 	sketch_open(&ts, v, 64, 4, 64, memory_case);
 	e = unit_pin(&ts, &c, 42);
@@ -940,27 +947,48 @@ unit_install_record(TestCase *tc, const VariantInfo *v, TestCase *memory_case)
 	CHECK(tc, !fps_entry_replaced_after(e, first, first),
 		  "a fresh entry claims its version %llu was replaced", (ull) first);
 
-	install(tc, e, fps_word_make(true, first + 10, first + 20));
-	fps_entry_install(e, first + 30, first + 30);
-	CHECK(tc, !fps_word_locked(load(e)) && fps_word_wts(load(e)) == first + 30,
-		  "after fps_entry_install: word %#llx", (ull) load(e));
-	CHECK(tc, fps_entry_replaced_after(e, first + 10, first + 29),
-		  "version %llu replaced at %llu: not seen as current at %llu",
-		  (ull) first + 10, (ull) first + 30, (ull) first + 29);
-	CHECK(tc, !fps_entry_replaced_after(e, first + 10, first + 30),
+	install(tc, e, fps_word_make(true, first, first));
+	fps_entry_install(e, first + 10, first + 10);
+	observed = load(e);
+	CHECK(tc, !fps_word_locked(observed) && fps_word_wts(observed) == first + 10,
+		  "after fps_entry_install: word %#llx", (ull) observed);
+	CHECK(tc, fps_entry_overwritten(e, fps_word_make(false, first, first), observed),
+		  "the seeded version %llu not overwritten by an install at %llu",
+		  (ull) first, (ull) first + 10);
+
+	/* readers extend rts far past the version's wts: the word's wts moves */
+	extended = fps_word_make(false, first + 10, first + 10 + FPS_MAX_DELTA + 5);
+	install(tc, e, extended);
+	CHECK(tc, fps_word_wts(load(e)) == first + 15,
+		  "rts extended %llu past wts %llu left wts at %llu",
+		  (ull) FPS_MAX_DELTA + 5, (ull) first + 10, (ull) fps_word_wts(load(e)));
+	CHECK(tc, !fps_entry_overwritten(e, observed, load(e)),
+		  "version %llu seen overwritten after an rts extension that moved wts to %llu",
+		  (ull) first + 10, (ull) fps_word_wts(load(e)));
+
+	later = first + 10 + FPS_MAX_DELTA + 100;
+	install(tc, e, fps_word_make(true, fps_word_wts(extended), fps_word_rts(extended)));
+	fps_entry_install(e, later, later);
+	CHECK(tc, fps_entry_overwritten(e, observed, load(e)),
+		  "version %llu not seen overwritten by an install at %llu",
+		  (ull) first + 10, (ull) later);
+	CHECK(tc, fps_entry_replaced_after(e, first + 10, later - 1),
+		  "version %llu replaced at %llu (after an extension moved wts): "
+		  "not seen as current at %llu", (ull) first + 10, (ull) later, (ull) later - 1);
+	CHECK(tc, !fps_entry_replaced_after(e, first + 10, later),
 		  "version %llu replaced at %llu: seen as current at %llu",
-		  (ull) first + 10, (ull) first + 30, (ull) first + 30);
+		  (ull) first + 10, (ull) later, (ull) later);
 	CHECK(tc, !fps_entry_replaced_after(e, first, first + 1),
 		  "version %llu, two installs ago, seen as current", (ull) first);
 
-	install(tc, e, fps_word_make(true, first + 30, first + 30));
-	fps_entry_install(e, first + 40, first + 40);
+	install(tc, e, fps_word_make(true, later, later));
+	fps_entry_install(e, later + 10, later + 10);
 	CHECK(tc, !fps_entry_replaced_after(e, first + 10, first + 11),
 		  "version %llu still seen as current after a second install",
 		  (ull) first + 10);
 	unit_unpin(&ts, &c, e);
 	check_quiescent(tc, &ts, "install record", c.increfs, c.refused, c.decrefs,
-					0, first + 40);
+					0, later + 10);
 	sketch_close(&ts);
 }
 
