@@ -701,8 +701,8 @@ escalate_reads(FpsRelInfo *info, FpsRelState *rs)
  *	  the transaction must commit after it, so its commit_ts is pushed above
  *	  the observed readers_rts, and validation then checks that no writer
  *	  installed since the sample.
- * STO: a younger writer of rel raised the escalation key's wts at its
- * write, before its version could be read: read too late, as for a row
+ * STO: a younger writer of rel raised the escalation key's written wts at
+ * its write, before its version could be read: read too late, as for a row
  * key.  Older writers in flight fail at their PRE_COMMIT (the key's
  * readers_rts); a committed successor is stale.
  */
@@ -718,7 +718,10 @@ fps_escalated_read(Relation rel, FpsRelInfo *info, FpsRelState *rs,
 	escalation = &fps_txn.accesses[rs->escalation];
 	if (fps_protocol != FPS_PROTOCOL_TICTOC)
 	{
-		if (fps_txn.sto_ts < fps_word_wts(fps_entry_load(escalation->entry)))
+		FpsEntry   *entry = escalation->entry;
+
+		/* its last writer's wts, which rts extensions do not move */
+		if (fps_txn.sto_ts < fps_entry_written_wts(entry, fps_entry_load(entry)))
 			fps_abort(FPS_ABORT_STO_READ_TOO_LATE, info->relid);
 		if (fps_version_is_stale(check))
 			fps_abort(FPS_ABORT_STALE_READ, info->relid);

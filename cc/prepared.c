@@ -1186,6 +1186,9 @@ relock(FpsAccess *a, int slot, fps_u64 commit_ts)
 
 	if (a->locked)
 	{
+		/* the write it will install shows in the word: announce it first */
+		if (fps_timestamp_ordered())
+			fps_entry_raise_written(a->entry, commit_ts);
 		while (!fps_entry_cas(a->entry, &word,
 							  fps_word_make(true,
 											fps_timestamp_ordered() ?

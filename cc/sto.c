@@ -20,6 +20,14 @@
  *	COMMIT	clear dirty (wts stays ts), unpin.
  *	ABORT	clear dirty; wts stays: a safe over-approximation.
  *
+ * "wts" in these checks is the wts the key's last write gave
+ * (fps_entry_written_wts), not the entry word's: an rts extension more than
+ * FPS_MAX_DELTA past the last write moves the word's wts up with no write
+ * (fps_word_make), and a transaction older than the row's newest readers by
+ * that much would fail at a row nobody wrote -- a long report on a busy
+ * table, on every retry.  So every write here raises the written wts before
+ * the word shows it (fps_entry_raise_written).
+ *
  * Heap applies the write before sto_write() runs.  That order is safe: a
  * younger reader that read the old version in between has raised rts past
  * ts, so the write is refused; an older one reads what it must.
@@ -84,7 +92,11 @@ sto_read(FpsAccess *access, FpsVersion *version)
 	word = fps_entry_load(access->entry);
 	for (;;)
 	{
-		if (ts < fps_word_wts(word))
+		/*
+		 * A younger writer whose word we did not load yet makes our rts
+		 * extension's CAS fail, and we are back here with its word.
+		 */
+		if (ts < fps_entry_written_wts(access->entry, word))
 			fps_abort_key(FPS_ABORT_STO_READ_TOO_LATE, access);
 
 		if (fps_word_locked(word) && !access->locked)
@@ -166,8 +178,15 @@ sto_write(FpsAccess *access)
 				fps_abort_key(FPS_ABORT_LOCK_TIMEOUT, access);
 			word = fps_entry_load(access->entry);
 		}
-		if (ts < fps_word_wts(word) || ts < fps_word_rts(word))
+		/* rts bounds the word's wts, moved or not: the written wts too */
+		if (ts < fps_word_rts(word))
 			fps_abort_key(FPS_ABORT_STO_WRITE_TOO_LATE, access);
+
+		/*
+		 * Our wts is written before the word shows it.  Should the CAS
+		 * fail and the retry give up, the raise stays: conservative.
+		 */
+		fps_entry_raise_written(access->entry, ts);
 		if (fps_entry_cas(access->entry, &word,
 						  fps_word_make(true, ts, fps_word_rts(word))))
 			break;
@@ -178,12 +197,15 @@ sto_write(FpsAccess *access)
 
 /*
  * The row's other column groups: the version replaced was written at their
- * wts, at most; a younger one makes this write too late.
+ * written wts, at most; a younger one makes this write too late.  Their
+ * readers do not: ts need only follow their writers.
  */
 void
 sto_follow(FpsAccess *access)
 {
-	if (fps_txn.sto_ts < fps_word_wts(fps_entry_load(access->entry)))
+	FpsEntry   *entry = access->entry;
+
+	if (fps_txn.sto_ts < fps_entry_written_wts(entry, fps_entry_load(entry)))
 		fps_abort_key(FPS_ABORT_STO_WRITE_TOO_LATE, access);
 }
 
@@ -204,7 +226,7 @@ sto_phantom_read(FpsAccess *access)
 	{
 		fps_u64		cword = fps_entry_committers_load(access->entry);
 
-		if (ts < fps_word_wts(fps_entry_load(access->entry)))
+		if (ts < fps_entry_written_wts(access->entry, fps_entry_load(access->entry)))
 			fps_abort_key(FPS_ABORT_STO_READ_TOO_LATE, access);
 		if (fps_committers(cword) - own > 0)
 		{
@@ -240,6 +262,7 @@ sto_phantom_write(FpsAccess *access)
 	access->is_write = true;
 	if (fps_entry_readers_rts_load(access->entry) > ts)
 		fps_abort_key(FPS_ABORT_STO_WRITE_TOO_LATE, access);
+	fps_entry_raise_written(access->entry, ts);
 	word = fps_entry_load(access->entry);
 	while (fps_word_wts(word) < ts &&
 		   !fps_entry_cas(access->entry, &word,
@@ -308,8 +331,11 @@ sto_finish(FpsTxn *txn, bool committed)
 			 * A writer past per-key tracking too commits at the floor it
 			 * raised (its entry in the map of commit timestamps): its
 			 * versions are after every younger writer's ts below that.
-			 * Readers may raise rts meanwhile: CAS.
+			 * Readers may raise rts meanwhile: CAS.  The written wts goes
+			 * first (sto_write raised it to ts already).
 			 */
+			if (committed)
+				fps_entry_raise_written(a->entry, txn->commit_ts);
 			do
 			{
 				wts = committed ? Max(fps_word_wts(word), txn->commit_ts) : fps_word_wts(word);

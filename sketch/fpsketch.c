@@ -420,6 +420,11 @@ note_max(volatile fps_u64 *hwm, fps_u64 v)
  * Timestamps of an unpinned key must be at least the floor (raised by
  * transactions whose writes bypassed per-key tracking).  Only called while
  * nobody pins the entry, so a plain store is enough.
+ *
+ * The floor stands for a write at floor_ts, so the written wts goes up to
+ * it even when the word's wts is above it already: a wts moved by rts
+ * extensions (fps_word_make) is no write, and fps_entry_written_wts() must
+ * not find one below the floor.  Raised first, as a write does.
  */
 static void
 apply_floor(FPSketch *fps, FpsEntry *e)
@@ -429,6 +434,7 @@ apply_floor(FPSketch *fps, FpsEntry *e)
 	fps_u64		wts = fps_word_wts(word);
 	fps_u64		rts = fps_word_rts(word);
 
+	fps_entry_raise_written(e, floor_ts);
 	if (wts < floor_ts)
 	{
 		fps_atomic_store(&e->word, fps_word_make(false, floor_ts, rts > floor_ts ? rts : floor_ts));
@@ -540,12 +546,19 @@ fps_incref(FPSketch *fps, fps_u64 key)
 	if (wts < floor_ts)
 		wts = floor_ts;
 	e->key = key;
+	fps_atomic_store(&e->replaced_wts, FPS_NO_WTS);
+
+	/*
+	 * The written wts: the seeded wts, before fps_word_make() moves it up
+	 * for an rts the delta cannot reach (the rts GET found may be another
+	 * key's that shares the cells): an over-approximation of the key's last
+	 * write all the same (fps_entry_written_wts).
+	 */
+	fps_atomic_store(&e->installed_wts, wts);
 	fps_atomic_store(&e->word, fps_word_make(false, wts, rts));
 	fps_atomic_store(&e->committers, 0);
 	wts = fps_readers_get(fps, key);
 	fps_atomic_store(&e->readers_rts, wts > floor_ts ? wts : floor_ts);
-	fps_atomic_store(&e->replaced_wts, FPS_NO_WTS);
-	fps_atomic_store(&e->installed_wts, 0);
 	fps_entry_set_lock_owner(e, 0);
 	e->refcount = 1;
 	e->in_use = 1;

@@ -164,7 +164,12 @@ typedef struct FpsEntry
 	 * otherwise be ordered after one another whenever it was evicted.
 	 */
 	volatile fps_u64 readers_rts;
-	/* the last fps_entry_install(): the wts it replaced, and its own */
+	/*
+	 * The last fps_entry_install(): the wts it replaced, and its own.
+	 * installed_wts is also the entry's written wts, never below the wts of
+	 * its last write: unlike the word's wts, rts extensions never move it
+	 * (fps_entry_written_wts).
+	 */
 	volatile fps_u64 replaced_wts;
 	volatile fps_u64 installed_wts;
 	fps_u32		refcount;		/* partition lock */
@@ -292,8 +297,11 @@ fps_entry_lock_owner(const FpsEntry *entry)
  *
  * The word's wts is not the record: an rts extension past FPS_MAX_DELTA
  * moves it up with no new version (fps_word_make).  installed_wts is the
- * wts this install gave, seeds leave 0, and nothing else stores it, so it
- * never exceeds the word's wts.
+ * wts this install gave.  A seed stores the wts it seeds before any move,
+ * the floor raises it with the word's (apply_floor), and a writer that
+ * does not install raises it before its CAS (fps_entry_raise_written): in
+ * an entry that only installs change, as TicToc's row keys, it never
+ * exceeds the word's wts.
  */
 static inline void
 fps_entry_install(FpsEntry *entry, fps_u64 wts, fps_u64 rts)
@@ -325,12 +333,53 @@ fps_entry_overwritten(const FpsEntry *entry, fps_u64 observed, fps_u64 cur)
 }
 
 /*
+ * The wts the entry's last write gave, at most: what a timestamp-ordering
+ * check (STO's read or write too late) compares a transaction's ts with,
+ * given the word it loaded.  The word's wts is at least that too, but an rts
+ * extension past FPS_MAX_DELTA moves it up with no write (fps_word_make):
+ * on a row that younger transactions read and none writes, every older
+ * transaction would fail at the row once its readers had gone FPS_MAX_DELTA
+ * past the last write.  installed_wts is never below the wts of any write
+ * that the word shows (each raises it before the word shows the write, and
+ * word is loaded first), nor below a seed's wts (an over-approximation of
+ * the sketch's) or the floor applied; the word's wts is never below either:
+ * the smaller of the two bounds the last write all the same.  A write that
+ * raised installed_wts but lost its CAS stays in it: conservative, like an
+ * aborted writer's wts that STO keeps in the word.  Only for entries whose
+ * every write announces itself so (STO's and MVTO's all do); TicToc's
+ * committing inserters raise the word's wts alone, and TicToc asks
+ * fps_entry_overwritten() instead.
+ */
+static inline fps_u64
+fps_entry_written_wts(const FpsEntry *entry, fps_u64 word)
+{
+	fps_u64		written = fps_atomic_load((volatile fps_u64 *) &entry->installed_wts);
+
+	return written < fps_word_wts(word) ? written : fps_word_wts(word);
+}
+
+/*
+ * A write that does not go through fps_entry_install() (STO's dirty mark,
+ * its commit, a predicate write, a prepared transaction's relock) announces
+ * its wts here before the CAS that shows it in the word, so that whoever
+ * loads that word then finds installed_wts at least as high.  Atomic max:
+ * writers of predicate keys do not exclude one another.
+ */
+static inline void
+fps_entry_raise_written(FpsEntry *entry, fps_u64 wts)
+{
+	if (fps_atomic_load(&entry->installed_wts) < wts)
+		fps_atomic_max(&entry->installed_wts, wts);
+}
+
+/*
  * Was the version whose wts a reader observed as version_wts replaced by a
  * version with wts > ts, so that it was the entry's version at ts?  Asked of
  * an entry fps_entry_overwritten() found overwritten since, with ts at least
  * version_wts.  The last install replaced the version observed if the
  * version it replaced was installed at no more than version_wts (later
- * installs give more than the rts observed; seeds count as installed at 0).
+ * installs give more than the rts observed; a seed counts as installed at
+ * the wts it seeded, at most the word's wts, as does the floor applied).
  * The loads run in the reverse order of fps_entry_install's stores: a torn
  * read pairs an older installed_wts with a newer replaced_wts, which is that
  * older install's wts; if that is at most version_wts, the older install

@@ -1094,6 +1094,116 @@ unit_lock_leak(TestCase *tc, const VariantInfo *v, TestCase *memory_case)
 	sketch_close(&ts);
 }
 
+/*
+ * The written wts (fps_entry_written_wts), which STO's and MVTO's too-late
+ * checks compare a transaction's ts with: rts extensions past FPS_MAX_DELTA
+ * move the word's wts with no write, and a transaction older than the
+ * row's newest readers by that much must not find a write there.  Never
+ * below the last write's wts, though: a write announced before its CAS, a
+ * seed whose rts the delta cannot reach, the floor.  TicToc's install
+ * record does not take a seed's written wts for an install.
+ */
+static void
+unit_written_wts(TestCase *tc, const VariantInfo *v, TestCase *memory_case)
+{
+	TestSketch	ts;
+	UnitCounts	c = {0};
+	FpsEntry   *e;
+	const fps_u64 seeded = 100;
+	fps_u64		observed,
+				word,
+				w,
+				later,
+				floor_ts,
+				top;
+
+	sketch_open(&ts, v, 64, 4, 64, memory_case);
+
+	/* a seed whose rts (perhaps another key's, sharing cells) is far ahead */
+	put(&ts, 7, seeded, seeded + FPS_MAX_DELTA + 50);
+	e = unit_pin(&ts, &c, 7);
+	if (e == NULL)
+	{
+		CHECK(tc, false, "INCREF refused on an empty table");
+		sketch_close(&ts);
+		return;
+	}
+	observed = load(e);
+	CHECK(tc, fps_word_wts(observed) == seeded + 50 &&
+		  fps_entry_written_wts(e, observed) == seeded,
+		  "seeded (%llu, %llu): word wts %llu, written wts %llu; expected %llu, %llu",
+		  (ull) seeded, (ull) seeded + FPS_MAX_DELTA + 50,
+		  (ull) fps_word_wts(observed), (ull) fps_entry_written_wts(e, observed),
+		  (ull) seeded + 50, (ull) seeded);
+	install(tc, e, fps_word_make(false, fps_word_wts(observed), fps_word_rts(observed) + 10));
+	CHECK(tc, !fps_entry_overwritten(e, observed, load(e)),
+		  "an rts extension of a seeded entry (wts %llu -> %llu) seen as an overwrite",
+		  (ull) fps_word_wts(observed), (ull) fps_word_wts(load(e)));
+
+	/* an STO write: announced, marked dirty by CAS, committed */
+	w = fps_word_rts(load(e)) + 1;
+	fps_entry_raise_written(e, w);
+	install(tc, e, fps_word_make(true, w, w));
+	install(tc, e, fps_word_make(false, w, w));
+	CHECK(tc, fps_entry_written_wts(e, load(e)) == w,
+		  "written wts %llu after a write at %llu",
+		  (ull) fps_entry_written_wts(e, load(e)), (ull) w);
+
+	/* younger readers, FPS_MAX_DELTA + 1000 past it: the word's wts moves */
+	install(tc, e, fps_word_make(false, w, w + FPS_MAX_DELTA + 1000));
+	word = load(e);
+	CHECK(tc, fps_word_wts(word) == w + 1000 && fps_entry_written_wts(e, word) == w,
+		  "rts extended to %llu over a write at %llu: word wts %llu (expected %llu), "
+		  "written wts %llu", (ull) fps_word_rts(word), (ull) w,
+		  (ull) fps_word_wts(word), (ull) w + 1000,
+		  (ull) fps_entry_written_wts(e, word));
+
+	/* a write announced, not yet in the word: no bound below the word's */
+	later = w + 5000;
+	fps_entry_raise_written(e, later);
+	CHECK(tc, fps_entry_written_wts(e, word) >= w &&
+		  fps_entry_written_wts(e, word) <= fps_word_wts(word),
+		  "announced write at %llu over word wts %llu: written wts %llu",
+		  (ull) later, (ull) fps_word_wts(word), (ull) fps_entry_written_wts(e, word));
+	install(tc, e, fps_word_make(true, later, fps_word_rts(word)));
+	CHECK(tc, fps_entry_written_wts(e, load(e)) == later,
+		  "the word shows the write at %llu, written wts %llu",
+		  (ull) later, (ull) fps_entry_written_wts(e, load(e)));
+	install(tc, e, fps_word_make(false, later, fps_word_rts(word)));
+
+	/* moved again; then the floor, between the write and the moved wts */
+	top = later + FPS_MAX_DELTA + 500;
+	install(tc, e, fps_word_make(false, later, top));
+	unit_unpin(&ts, &c, e);
+	floor_ts = later + 100;
+	fps_raise_floor(ts.fps, floor_ts);
+	e = unit_pin(&ts, &c, 7);
+	if (e == NULL)
+	{
+		CHECK(tc, false, "INCREF of key 7 refused on a nearly empty table");
+		sketch_close(&ts);
+		return;
+	}
+	word = load(e);
+
+	/*
+	 * An entry kept in the table has its written wts raised to the floor,
+	 * though the word's (moved) wts is above it; one evicted at unpin comes
+	 * back with the wts the sketch merged, the word's.
+	 */
+	CHECK(tc, fps_word_wts(word) == later + 500 && fps_word_rts(word) >= top &&
+		  fps_entry_written_wts(e, word) ==
+		  (fps_evicts_on_unpin(v->variant, v->eviction) ? later + 500 : floor_ts),
+		  "re-pinned over floor %llu: word (%llu, %llu), written wts %llu; "
+		  "last write at %llu, rts %llu", (ull) floor_ts,
+		  (ull) fps_word_wts(word), (ull) fps_word_rts(word),
+		  (ull) fps_entry_written_wts(e, word), (ull) later, (ull) top);
+	unit_unpin(&ts, &c, e);
+	check_quiescent(tc, &ts, "written wts", c.increfs, c.refused, c.decrefs,
+					0, top);
+	sketch_close(&ts);
+}
+
 static void
 test_unit(const VariantInfo *v, TestCase *memory_case)
 {
@@ -1107,6 +1217,7 @@ test_unit(const VariantInfo *v, TestCase *memory_case)
 	unit_floor(tc, v, memory_case);
 	unit_lock_leak(tc, v, memory_case);
 	unit_install_record(tc, v, memory_case);
+	unit_written_wts(tc, v, memory_case);
 	unit_readers_rts(tc, v, memory_case);
 	case_end(tc, 1, api_calls, now_seconds() - start, "");
 }
