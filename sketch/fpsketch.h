@@ -61,7 +61,10 @@
  * extra validation failures, never a missed conflict.
  */
 #define FPS_LOCK_BIT		(UINT64_C(1) << 63)
+#ifndef FPS_DELTA_BITS
+/* -DFPS_DELTA_BITS=4 builds a server that moves wts at nearly every extension */
 #define FPS_DELTA_BITS		15
+#endif
 #define FPS_MAX_DELTA		((UINT64_C(1) << FPS_DELTA_BITS) - 1)
 #define FPS_MAX_TS			((UINT64_C(1) << 48) - 1)
 
