@@ -356,8 +356,15 @@ fps_entry_overwritten(const FpsEntry *entry, fps_u64 observed, fps_u64 cur)
 static inline fps_u64
 fps_entry_written_wts(const FpsEntry *entry, fps_u64 word)
 {
-	fps_u64		written = fps_atomic_load((volatile fps_u64 *) &entry->installed_wts);
+	fps_u64		written;
 
+	/*
+	 * A move leaves the delta full, and only a write empties it again: below
+	 * that, the word's wts is a write's (and STO reads every row through here)
+	 */
+	if ((word & FPS_MAX_DELTA) != FPS_MAX_DELTA)
+		return fps_word_wts(word);
+	written = fps_atomic_load((volatile fps_u64 *) &entry->installed_wts);
 	return written < fps_word_wts(word) ? written : fps_word_wts(word);
 }
 
@@ -371,8 +378,7 @@ fps_entry_written_wts(const FpsEntry *entry, fps_u64 word)
 static inline void
 fps_entry_raise_written(FpsEntry *entry, fps_u64 wts)
 {
-	if (fps_atomic_load(&entry->installed_wts) < wts)
-		fps_atomic_max(&entry->installed_wts, wts);
+	fps_atomic_max(&entry->installed_wts, wts);
 }
 
 /*
