@@ -559,11 +559,21 @@ fps_track_update(Relation rel, ItemPointer old_tid, TupleTableSlot *slot,
 
 	if (!write_is_tracked(rel, &info, &rs))
 		return;
-	if (!info->by_tid || update_indexes)
+
+	/*
+	 * A HOT update (!update_indexes) changed no column of any index, the
+	 * identity's included: heap compared them byte for byte.  The old
+	 * version's key is then the new one's, and the page need not be read
+	 * again.
+	 */
+	if (update_indexes)
 		old = refetch_old_version(rel, old_tid);
 	groups = fps_statement_groups(rel, info, true);
-	old_key = info->by_tid ? fps_key_from_tid(rel, old_tid) : fps_key_from_slot(rel, info, old);
 	new_key = fps_key_from_slot(rel, info, slot);
+	if (info->by_tid)
+		old_key = fps_key_from_tid(rel, old_tid);
+	else
+		old_key = old != NULL ? fps_key_from_slot(rel, info, old) : new_key;
 	if (write_row_groups(rel, rs, info, old_key, groups) &&
 		(new_key == old_key || write_row_groups(rel, rs, info, new_key, groups)))
 	{
