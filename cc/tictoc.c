@@ -259,7 +259,8 @@ tictoc_lock(FpsAccess *access)
  * read (min_commit_ts: versions read through an escalated key, see
  * fps_escalated_read, and gap keys followed, tictoc_phantom_follow), after every read of what it writes, after the last
  * writer of every group of a row it wrote (follows).  The last are stable
- * by validation: such a writer held the row lock until its install.  Rts and readers_rts only grow,
+ * at validation: such a writer held the row lock until its commit, and
+ * tictoc_validate fails while its install is still to come.  Rts and readers_rts only grow,
  * so before validation this is a lower bound of the commit_ts to come.
  */
 static fps_u64
@@ -318,6 +319,23 @@ tictoc_validate(FpsTxn *txn)
 	qsort(writes, nwrites, sizeof(FpsAccess *), compare_by_key);
 	for (i = 0; i < nwrites; i++)
 		tictoc_lock(writes[i]);
+
+	/*
+	 * A group followed is stable only once its last writer installed.  Heap
+	 * shows that writer committed before its XACT_EVENT_COMMIT installs, so
+	 * our update may have landed on its version in between, while the word
+	 * still shows the wts before it: commit_ts would come out below the
+	 * version we replaced, and a timestamp reader between the two would see
+	 * both.  Fail rather than wait: a writer that rolled back a savepoint
+	 * holds that lock while it validates, and may wait for ours.
+	 */
+	for (i = 0; i < txn->naccesses; i++)
+	{
+		FpsAccess  *a = &txn->accesses[i];
+
+		if (a->follows && !a->is_write && fps_word_locked(fps_entry_load(a->entry)))
+			fps_abort_key(FPS_ABORT_VALIDATE_LOCKED, a);
+	}
 
 	commit_ts = least_commit_ts(txn);
 	if (txn->raise_floor)
