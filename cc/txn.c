@@ -40,6 +40,7 @@
 #include "storage/lock.h"
 #include "storage/proc.h"
 #include "utils/timestamp.h"
+#include "utils/guc.h"
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
 #include "utils/rel.h"
@@ -1459,6 +1460,25 @@ validate(void)
 	publish_commit_ts();
 }
 
+/*
+ * Test builds only (-DFPS_TEST_COMMIT_WINDOW, scripts/test.sh): hold this
+ * commit for fpsketch_test.commit_window_ms between the moment it became
+ * visible (ProcArrayEndTransaction) and the installs below, so that the
+ * specs in test/window can run a statement of another session there.  The
+ * window is otherwise microseconds long, but real: a descheduled backend
+ * can sit in it for milliseconds.  Ordinary builds compile nothing here.
+ */
+static inline void
+hold_commit_window(void)
+{
+#ifdef FPS_TEST_COMMIT_WINDOW
+	const char *ms = GetConfigOption("fpsketch_test.commit_window_ms", true, false);
+
+	if (ms != NULL && atoi(ms) > 0)
+		pg_usleep(atoi(ms) * 1000L);
+#endif
+}
+
 static void
 fps_xact_callback(XactEvent event, void *arg)
 {
@@ -1491,6 +1511,7 @@ fps_xact_callback(XactEvent event, void *arg)
 
 		case XACT_EVENT_COMMIT:
 			/* no ERROR, no palloc from here on */
+			hold_commit_window();
 			ts_read_unpin();
 			finish_commit_ts(true);
 			if (fps_protocol == FPS_PROTOCOL_TICTOC)

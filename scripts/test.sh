@@ -12,7 +12,8 @@
 #   5. pgbench TPC-B-like on fpsketch tables: zero client errors, no pin or
 #      lock bit left behind
 #   then 1's isolation specs, 4 and 5 again with fpsketch.protocol = sto
-#   (test/sto) and with fpsketch.protocol = mvto (test/mvto)
+#   (test/sto) and with fpsketch.protocol = mvto (test/mvto); last, the
+#   commit-window specs (test/window) on a build with -DFPS_TEST_COMMIT_WINDOW
 # Ends with "N passed, M failed" over all test cases.
 set -uo pipefail
 
@@ -189,6 +190,31 @@ scripts/pgbench_smoke.sh >"$LOG/pgbench-mvto.log" 2>&1
 rc=$?
 cat "$LOG/pgbench-mvto.log"
 if [ $rc = 0 ]; then record "pgbench smoke (mvto)" 1 0; else record "pgbench smoke (mvto)" 0 1; fi
+
+echo
+echo "== commit window: a build with -DFPS_TEST_COMMIT_WINDOW (test/window/README.md)"
+scripts/cluster.sh stop
+export FPS_PGDATA=${FPS_PGDATA%-mvto}-window
+make -s clean >/dev/null 2>&1
+if make -s COPT="-Wall -Werror -DFPS_TEST_COMMIT_WINDOW" >"$LOG/build-window.log" 2>&1 &&
+	make -s install >>"$LOG/build-window.log" 2>&1; then
+	for proto in tictoc sto; do
+		scripts/cluster.sh start "fpsketch.protocol = $proto" || { record "window cluster ($proto)" 0 1; continue; }
+		window_specs=$(ls test/window/$proto/specs/*.spec | xargs -n1 basename | sed 's/\.spec$//' | tr '\n' ' ')
+		make -s installcheck-isolation-only ISOLATION_OPTS="--load-extension=fpsketch --inputdir=test/window/$proto --outputdir=output_iso_window_$proto" \
+			ISOLATION="$window_specs" >"$LOG/isolation-window-$proto.log" 2>&1
+		grep -E '^(ok|not ok|test |All|[0-9]+ of)' "$LOG/isolation-window-$proto.log"
+		record_pg_regress "isolation (window, $proto)" "$LOG/isolation-window-$proto.log"
+		[ -f output_iso_window_$proto/regression.diffs ] && head -60 output_iso_window_$proto/regression.diffs
+		scripts/cluster.sh stop
+	done
+else
+	cat "$LOG/build-window.log"
+	record "window build" 0 1
+fi
+# leave the ordinary build installed
+make -s clean >/dev/null 2>&1
+make -s COPT="-Wall -Werror" >/dev/null 2>&1 && make -s install >/dev/null 2>&1 || record "rebuild" 0 1
 
 echo
 echo "== summary (logs in $LOG)"
