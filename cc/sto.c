@@ -303,6 +303,53 @@ show_commit_ts_before_visible(FpsTxn *txn)
 }
 
 /*
+ * A writer that commits at the floor moves from its ts to commit_ts, above
+ * every ts handed out: what it read at ts must still be there at commit_ts,
+ * as TicToc's validation asks.  A younger writer may have overwritten a row
+ * read (its ts was above the read's rts) or inserted into a predicate read
+ * (above its readers_rts) meanwhile; fail then.  Otherwise extend each read
+ * to commit_ts, so that such writers still running fail from now on: a row
+ * read by CAS on its word, which their writes CAS too; a predicate by
+ * raising readers_rts before looking for inserters, which register before
+ * they look at it (sto_pre_commit).
+ */
+static void
+validate_reads_at_floor(FpsTxn *txn)
+{
+	for (int i = 0; i < txn->naccesses; i++)
+	{
+		FpsAccess  *a = &txn->accesses[i];
+		fps_u64		word;
+
+		if (!a->is_read || a->locked)
+			continue;			/* our own lock: nobody else wrote it */
+		if (a->is_phantom)
+		{
+			fps_u64		own = a->committing ? FPS_COMMITTER_ONE : 0;
+
+			fps_atomic_max(&a->entry->readers_rts, txn->commit_ts);
+			if (fps_committers(fps_entry_committers_load(a->entry)) - own > 0)
+				fps_abort_key(FPS_ABORT_VALIDATE_LOCKED, a);
+			if (fps_entry_written_wts(a->entry, fps_entry_load(a->entry)) > txn->sto_ts)
+				fps_abort_key(FPS_ABORT_PHANTOM, a);
+			continue;
+		}
+		word = fps_entry_load(a->entry);
+		for (;;)
+		{
+			if (fps_word_locked(word))
+				fps_abort_key(FPS_ABORT_VALIDATE_LOCKED, a);
+			if (fps_entry_written_wts(a->entry, word) > txn->sto_ts)
+				fps_abort_key(FPS_ABORT_VALIDATE_CHANGED, a);
+			if (fps_word_rts(word) >= txn->commit_ts ||
+				fps_entry_cas(a->entry, &word,
+							  fps_word_make(false, fps_word_wts(word), txn->commit_ts)))
+				break;
+		}
+	}
+}
+
+/*
  * PRE_COMMIT: inserters register on their predicates' keys and check once
  * more that no younger transaction read them meanwhile (see above); STO
  * has nothing else to validate.  Writes that bypassed per-key tracking
@@ -334,6 +381,7 @@ sto_pre_commit(FpsTxn *txn)
 		fps_atomic_add(&fps_counters->floor_raises, 1);
 		/* the versions written untracked are after every timestamp so far */
 		txn->commit_ts = floor_ts;
+		validate_reads_at_floor(txn);
 		show_commit_ts_before_visible(txn);
 	}
 }

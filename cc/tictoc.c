@@ -260,7 +260,7 @@ tictoc_lock(FpsAccess *access)
  * fps_escalated_read, and gap keys followed, tictoc_phantom_follow), after every read of what it writes, after the last
  * writer of every group of a row it wrote (follows).  The last are stable
  * at validation: such a writer held the row lock until its commit, and
- * tictoc_validate fails while its install is still to come.  Rts and readers_rts only grow,
+ * tictoc_validate waits for its install.  Rts and readers_rts only grow,
  * so before validation this is a lower bound of the commit_ts to come.
  */
 static fps_u64
@@ -300,6 +300,27 @@ tictoc_validate(FpsTxn *txn)
 	fps_u64		commit_ts;
 	int			i;
 
+	/*
+	 * A group followed is stable only once its last writer installed.  Heap
+	 * shows that writer committed before its XACT_EVENT_COMMIT installs (and
+	 * COMMIT PREPARED releases its row locks before fpsketch's hook does),
+	 * so our update may have landed on its version in between, while the
+	 * word still shows the wts from before it: commit_ts would come out
+	 * below the version we replaced.  Wait for the install, before taking
+	 * our own locks and registering as an inserter: a writer whose
+	 * savepoint rolled back keeps the group in its write set, and may wait
+	 * for those while it validates.  No new writer of the row can lock the
+	 * group after the wait: we hold the row.
+	 */
+	for (i = 0; i < txn->naccesses; i++)
+	{
+		FpsAccess  *a = &txn->accesses[i];
+		fps_u64		word;
+
+		if (a->follows && !a->is_write && !fps_wait_while_locked(a, &word))
+			fps_abort_key(FPS_ABORT_LOCK_TIMEOUT, a);
+	}
+
 	writes = palloc(sizeof(FpsAccess *) * (txn->naccesses + 1));
 	for (i = 0; i < txn->naccesses; i++)
 	{
@@ -319,23 +340,6 @@ tictoc_validate(FpsTxn *txn)
 	qsort(writes, nwrites, sizeof(FpsAccess *), compare_by_key);
 	for (i = 0; i < nwrites; i++)
 		tictoc_lock(writes[i]);
-
-	/*
-	 * A group followed is stable only once its last writer installed.  Heap
-	 * shows that writer committed before its XACT_EVENT_COMMIT installs, so
-	 * our update may have landed on its version in between, while the word
-	 * still shows the wts before it: commit_ts would come out below the
-	 * version we replaced, and a timestamp reader between the two would see
-	 * both.  Fail rather than wait: a writer that rolled back a savepoint
-	 * holds that lock while it validates, and may wait for ours.
-	 */
-	for (i = 0; i < txn->naccesses; i++)
-	{
-		FpsAccess  *a = &txn->accesses[i];
-
-		if (a->follows && !a->is_write && fps_word_locked(fps_entry_load(a->entry)))
-			fps_abort_key(FPS_ABORT_VALIDATE_LOCKED, a);
-	}
 
 	commit_ts = least_commit_ts(txn);
 	if (txn->raise_floor)
