@@ -42,6 +42,8 @@
  */
 #include "postgres.h"
 
+#include "storage/procarray.h"
+
 #include "cc.h"
 
 /*
@@ -287,6 +289,35 @@ least_commit_ts(FpsTxn *txn)
 }
 
 /*
+ * Wait while a group this transaction follows is locked (tictoc_validate).
+ * A prepared transaction still in progress that holds it cannot have
+ * written the version we replaced: it would still hold the row, and heap
+ * would have made us wait for it.  Its lock comes from a write that a
+ * savepoint rolled back, and the group's wts without it is the right one:
+ * no wait, which could only time out until COMMIT PREPARED.  Once it is no
+ * longer in progress, its install is what we wait for.
+ */
+static bool
+wait_for_followed_install(FpsAccess *access)
+{
+	FpsBackoff	backoff;
+
+	fps_backoff_init(&backoff);
+	for (;;)
+	{
+		fps_u64		word = fps_entry_load(access->entry);
+
+		if (!fps_word_locked(word))
+			return true;
+		if (fps_prepared_lock_commit_ts(access->entry, word) > 0 &&
+			TransactionIdIsInProgress(fps_lock_holder_xid(access->entry)))
+			return true;
+		if (!fps_backoff_wait(&backoff))
+			return false;
+	}
+}
+
+/*
  * Algorithm 3, VALIDATE, run in XACT_EVENT_PRE_COMMIT: lock the write set in
  * key order (no deadlock among committers), compute commit_ts, then check
  * and extend every read.  Raising an ERROR here aborts the transaction
@@ -315,9 +346,8 @@ tictoc_validate(FpsTxn *txn)
 	for (i = 0; i < txn->naccesses; i++)
 	{
 		FpsAccess  *a = &txn->accesses[i];
-		fps_u64		word;
 
-		if (a->follows && !a->is_write && !fps_wait_while_locked(a, &word))
+		if (a->follows && !a->is_write && !wait_for_followed_install(a))
 			fps_abort_key(FPS_ABORT_LOCK_TIMEOUT, a);
 	}
 
