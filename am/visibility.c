@@ -428,7 +428,7 @@ fps_ts_escalate(FpsRelInfo *info, FpsRelState *rs)
 {
 	if (rs->ts_escalated)
 		return;
-	cc_ts_read_predicate(info->escalation_key, info->relid);
+	cc_ts_read_predicate(info->escalation_key, info->relid, true);
 	rs->ts_escalated = true;
 	fps_atomic_add(&fps_counters->escalations, 1);
 }
@@ -733,7 +733,7 @@ fps_ts_visible(Relation rel, TupleTableSlot *slot, FpsTsScan *scan,
 		if (v != VERSION_INVISIBLE && v != VERSION_REPLACED && !rs->ts_escalated)
 		{
 			/* to be read: raise its keys first, then judge it for good */
-			if (!counted && fps_txn_count_row_read(rs))
+			if (!counted && (fps_txn_count_row_read(rs) || cc_ts_reads_full()))
 				fps_ts_escalate(info, rs);
 			else if (!raise_row_keys(rel, info, slot, curcid))
 			{
@@ -861,7 +861,10 @@ fps_ts_read_predicate(FpsRelInfo *info, fps_u64 key, bool is_prefix)
 		rs->stat_predicate_reads++;
 	fps_atomic_add(is_prefix ? &fps_counters->phantom_prefix_reads :
 				   &fps_counters->phantom_relation_reads, 1);
-	cc_ts_read_predicate(key, info->relid);
+	/* no more room to remember keys for a floor commit: the relation's */
+	if (cc_ts_reads_full())
+		fps_ts_escalate(info, rs != NULL ? rs : fps_txn_rel(info->relid));
+	cc_ts_read_predicate(key, info->relid, false);
 }
 
 /* Is a read of rel on snapshot (MVCC) a read at the transaction's ts? */

@@ -268,6 +268,19 @@ typedef struct FpsRelState
 	bool		stat_dropped;	/* dropped by this transaction: not added */
 } FpsRelState;
 
+/*
+ * A key an MVTO transaction read at its ts (cc_ts_read_key,
+ * cc_ts_read_predicate).  The read keeps no pin, but a floor commit, which
+ * moves the transaction from its ts to the floor, must find the key
+ * unchanged there (sto_pre_commit).
+ */
+typedef struct FpsTsRead
+{
+	fps_u64		key;
+	Oid			relid;
+	bool		predicate;
+} FpsTsRead;
+
 typedef struct FpsTxn
 {
 	FpsAccess  *accesses;
@@ -302,6 +315,9 @@ typedef struct FpsTxn
 	fps_u64		ts;
 	Snapshot	ts_snapshot;	/* registered: holds the xmin horizon */
 	uint32		ts_generation;	/* tags this transaction's raised keys */
+	FpsTsRead  *ts_reads;		/* MVTO: the keys read at ts */
+	int			nts_reads;
+	int			maxts_reads;
 } FpsTxn;
 
 extern FpsTxn fps_txn;
@@ -519,8 +535,9 @@ extern void cc_phantom_write(FpsAccess *access);
 extern void cc_phantom_follow(FpsAccess *access);
 extern bool cc_phantom_read_unchanged(FpsAccess *access);
 extern bool cc_ts_read_key(fps_u64 key, Oid relid, TransactionId *holder);
-extern void cc_ts_read_predicate(fps_u64 key, Oid relid);
+extern void cc_ts_read_predicate(fps_u64 key, Oid relid, bool stands_for_relation);
 extern bool cc_ts_predicate_raised(fps_u64 key);
+extern bool cc_ts_reads_full(void);
 extern void fps_txn_begin_ts(Snapshot snapshot);
 
 /* ---- TicToc (cc/tictoc.c) ---- */

@@ -311,41 +311,87 @@ show_commit_ts_before_visible(FpsTxn *txn)
  * to commit_ts, so that such writers still running fail from now on: a row
  * read by CAS on its word, which their writes CAS too; a predicate by
  * raising readers_rts before looking for inserters, which register before
- * they look at it (sto_pre_commit).
+ * they look at it (sto_pre_commit).  These return the reason to fail, or
+ * FPS_NUM_ABORT_REASONS.
  */
+static FpsAbortReason
+extend_row_read_to_floor(FpsEntry *entry, FpsTxn *txn)
+{
+	fps_u64		word = fps_entry_load(entry);
+
+	for (;;)
+	{
+		if (fps_word_locked(word))
+			return FPS_ABORT_VALIDATE_LOCKED;
+		if (fps_entry_written_wts(entry, word) > txn->sto_ts)
+			return FPS_ABORT_VALIDATE_CHANGED;
+		if (fps_word_rts(word) >= txn->commit_ts ||
+			fps_entry_cas(entry, &word,
+						  fps_word_make(false, fps_word_wts(word), txn->commit_ts)))
+			return FPS_NUM_ABORT_REASONS;
+	}
+}
+
+/* own_committer: this transaction is registered on it (it inserted there) */
+static FpsAbortReason
+extend_predicate_read_to_floor(FpsEntry *entry, FpsTxn *txn, bool own_committer)
+{
+	fps_u64		own = own_committer ? FPS_COMMITTER_ONE : 0;
+
+	fps_atomic_max(&entry->readers_rts, txn->commit_ts);
+	if (fps_committers(fps_entry_committers_load(entry)) - own > 0)
+		return FPS_ABORT_VALIDATE_LOCKED;
+	if (fps_entry_written_wts(entry, fps_entry_load(entry)) > txn->sto_ts)
+		return FPS_ABORT_PHANTOM;
+	return FPS_NUM_ABORT_REASONS;
+}
+
 static void
 validate_reads_at_floor(FpsTxn *txn)
 {
 	for (int i = 0; i < txn->naccesses; i++)
 	{
 		FpsAccess  *a = &txn->accesses[i];
-		fps_u64		word;
+		FpsAbortReason failed;
 
 		if (!a->is_read || a->locked)
 			continue;			/* our own lock: nobody else wrote it */
-		if (a->is_phantom)
-		{
-			fps_u64		own = a->committing ? FPS_COMMITTER_ONE : 0;
+		failed = a->is_phantom ?
+			extend_predicate_read_to_floor(a->entry, txn, a->committing) :
+			extend_row_read_to_floor(a->entry, txn);
+		if (failed != FPS_NUM_ABORT_REASONS)
+			fps_abort_key(failed, a);
+	}
+}
 
-			fps_atomic_max(&a->entry->readers_rts, txn->commit_ts);
-			if (fps_committers(fps_entry_committers_load(a->entry)) - own > 0)
-				fps_abort_key(FPS_ABORT_VALIDATE_LOCKED, a);
-			if (fps_entry_written_wts(a->entry, fps_entry_load(a->entry)) > txn->sto_ts)
-				fps_abort_key(FPS_ABORT_PHANTOM, a);
+/*
+ * MVTO's reads at ts keep no pin (cc_ts_read_key): the keys come from the
+ * transaction's list of them and are pinned again here.  A key that went
+ * back to the sketch meanwhile shows an over-approximated written wts,
+ * hence false aborts only; a retry takes a ts above this floor.  Keys the
+ * transaction holds or validated above need nothing more.
+ */
+static void
+validate_ts_reads_at_floor(FpsTxn *txn)
+{
+	for (int i = 0; i < txn->nts_reads; i++)
+	{
+		FpsTsRead  *r = &txn->ts_reads[i];
+		FpsAccess  *own = fps_txn_lookup(r->key);
+		FpsEntry   *entry;
+		FpsAbortReason failed;
+
+		if (own != NULL && (own->locked || own->is_read))
 			continue;
-		}
-		word = fps_entry_load(a->entry);
-		for (;;)
-		{
-			if (fps_word_locked(word))
-				fps_abort_key(FPS_ABORT_VALIDATE_LOCKED, a);
-			if (fps_entry_written_wts(a->entry, word) > txn->sto_ts)
-				fps_abort_key(FPS_ABORT_VALIDATE_CHANGED, a);
-			if (fps_word_rts(word) >= txn->commit_ts ||
-				fps_entry_cas(a->entry, &word,
-							  fps_word_make(false, fps_word_wts(word), txn->commit_ts)))
-				break;
-		}
+		entry = fps_incref(fps_sketch, r->key);
+		if (entry == NULL)
+			fps_abort(FPS_ABORT_TABLE_FULL, r->relid);
+		failed = r->predicate ?
+			extend_predicate_read_to_floor(entry, txn, own != NULL && own->committing) :
+			extend_row_read_to_floor(entry, txn);
+		fps_decref(fps_sketch, entry);
+		if (failed != FPS_NUM_ABORT_REASONS)
+			fps_abort(failed, r->relid);
 	}
 }
 
@@ -373,15 +419,23 @@ sto_pre_commit(FpsTxn *txn)
 	txn->commit_ts = txn->sto_ts;
 	if (txn->raise_floor)
 	{
-		fps_u64		floor_ts = Max(fps_max_timestamp(fps_sketch),
-								   fps_atomic_load(&fps_counters->sto_clock)) + 1;
+		/*
+		 * The versions written untracked are after every timestamp stored or
+		 * handed out so far, and before every one handed out later: the
+		 * floor is drawn from the clock, like a ts.
+		 */
+		fps_atomic_max(&fps_counters->sto_clock, fps_max_timestamp(fps_sketch) + 1);
+		txn->commit_ts = fps_atomic_add(&fps_counters->sto_clock, 1);
 
-		fps_raise_floor(fps_sketch, floor_ts);
-		fps_atomic_max(&fps_counters->sto_clock, floor_ts + 1);
-		fps_atomic_add(&fps_counters->floor_raises, 1);
-		/* the versions written untracked are after every timestamp so far */
-		txn->commit_ts = floor_ts;
+		/*
+		 * Reads first: once raised, the floor seeds every key not pinned at
+		 * it, MVTO's reads at ts among them, which would all look
+		 * overwritten.
+		 */
 		validate_reads_at_floor(txn);
+		validate_ts_reads_at_floor(txn);
+		fps_raise_floor(fps_sketch, txn->commit_ts);
+		fps_atomic_add(&fps_counters->floor_raises, 1);
 		show_commit_ts_before_visible(txn);
 	}
 }

@@ -1282,6 +1282,62 @@ ts_read_timed_out(FpsEntry *entry, Oid relid, bool predicate)
 }
 
 /*
+ * MVTO: the keys read at ts, for a floor commit to validate (sto.c,
+ * validate_ts_reads_at_floor).  Row keys are bounded per relation by
+ * escalation already, predicate keys are not (one absent-key lookup per
+ * statement, in a long loop): past FPS_TS_READS_PER_ESCALATION times
+ * fpsketch.escalation_threshold keys the list is full, and the relations
+ * read from then on are read through their escalation keys (am/visibility.c
+ * asks cc_ts_reads_full), which are remembered still: they stand for the
+ * keys that are not.  16 bytes a key, kept in TopMemoryContext.
+ */
+#define FPS_TS_READS_PER_ESCALATION 64
+#define FPS_TS_READS_KEPT 4096
+
+bool
+cc_ts_reads_full(void)
+{
+	return fps_protocol == FPS_PROTOCOL_MVTO &&
+		(int64) fps_txn.nts_reads >=
+		(int64) FPS_TS_READS_PER_ESCALATION * fps_escalation_threshold;
+}
+
+static void
+remember_ts_read(fps_u64 key, Oid relid, bool predicate)
+{
+	FpsTsRead  *r;
+
+	if (fps_protocol != FPS_PROTOCOL_MVTO)
+		return;					/* STO's and TicToc's readers never write */
+	if (fps_txn.nts_reads >= fps_txn.maxts_reads)
+	{
+		int			newmax = Max(fps_txn.maxts_reads * 2, 256);
+
+		fps_txn.ts_reads = fps_txn.ts_reads == NULL ?
+			MemoryContextAlloc(TopMemoryContext, sizeof(FpsTsRead) * newmax) :
+			repalloc(fps_txn.ts_reads, sizeof(FpsTsRead) * newmax);
+		fps_txn.maxts_reads = newmax;
+	}
+	r = &fps_txn.ts_reads[fps_txn.nts_reads++];
+	r->key = key;
+	r->relid = relid;
+	r->predicate = predicate;
+}
+
+/* At the transaction's end: a list grown by a large one is given back. */
+static void
+forget_ts_reads(void)
+{
+	fps_txn.nts_reads = 0;
+	if (fps_txn.maxts_reads > FPS_TS_READS_KEPT)
+	{
+		pfree(fps_txn.ts_reads);
+		fps_txn.ts_reads = NULL;
+		fps_txn.maxts_reads = 0;
+	}
+}
+
+/*
  * Read key at the transaction's ts: raise its rts (no pin kept).  False if
  * an older writer holds it (STO, MVTO): the caller waits for that writer,
  * whose top-level xid *holder names if the writer recorded itself, and
@@ -1311,6 +1367,7 @@ cc_ts_read_key(fps_u64 key, Oid relid, TransactionId *holder)
 	ts_read_unpin();
 	if (done)
 	{
+		remember_ts_read(key, relid, false);
 		ts_raised[slot].key = key;
 		ts_raised[slot].generation = fps_txn.ts_generation;
 	}
@@ -1336,9 +1393,11 @@ cc_ts_predicate_raised(fps_u64 key)
  * that writers registering later commit after ts, then wait until those
  * registered before (which may commit at or below ts, and must be in the
  * map of commit timestamps before this reader judges their rows) are done.
+ * stands_for_relation: the relation's escalation key, remembered for a
+ * floor commit even once the list is full (remember_ts_read).
  */
 void
-cc_ts_read_predicate(fps_u64 key, Oid relid)
+cc_ts_read_predicate(fps_u64 key, Oid relid, bool stands_for_relation)
 {
 	uint32		slot = (uint32) (key ^ (key >> 32)) & (FPS_TS_RAISED - 1);
 	FpsEntry   *entry;
@@ -1374,6 +1433,8 @@ cc_ts_read_predicate(fps_u64 key, Oid relid)
 			ts_read_timed_out(entry, relid, true);
 	}
 	ts_read_unpin();
+	if (stands_for_relation || !cc_ts_reads_full())
+		remember_ts_read(key, relid, true);
 	ts_raised[slot].key = key;
 	ts_raised[slot].generation = fps_txn.ts_generation;
 }
@@ -1408,6 +1469,7 @@ txn_reset(void)
 	fps_txn.ts_guessed = false;
 	fps_txn.ts = 0;
 	fps_txn.ts_snapshot = NULL;
+	forget_ts_reads();
 }
 
 /*
