@@ -249,25 +249,35 @@ sto_phantom_read(FpsAccess *access)
 }
 
 /*
+ * The entry shows a write at ts: the written wts first, then the word
+ * (readers may CAS it meanwhile), its lock bit kept.
+ */
+static void
+show_write_at(FpsEntry *entry, fps_u64 ts)
+{
+	fps_u64		word;
+
+	fps_entry_raise_written(entry, ts);
+	word = fps_entry_load(entry);
+	while (fps_word_wts(word) < ts &&
+		   !fps_entry_cas(entry, &word,
+						  fps_word_make(fps_word_locked(word), ts,
+										Max(fps_word_rts(word), ts))))
+		;
+}
+
+/*
  * WRITE of a phantom key: too late if a younger transaction read the
  * predicate; then raise wts.  The check is repeated at PRE_COMMIT.
  */
 void
 sto_phantom_write(FpsAccess *access)
 {
-	fps_u64		ts = fps_txn.sto_ts;
-	fps_u64		word;
-
 	access->is_phantom = true;
 	access->is_write = true;
-	if (fps_entry_readers_rts_load(access->entry) > ts)
+	if (fps_entry_readers_rts_load(access->entry) > fps_txn.sto_ts)
 		fps_abort_key(FPS_ABORT_STO_WRITE_TOO_LATE, access);
-	fps_entry_raise_written(access->entry, ts);
-	word = fps_entry_load(access->entry);
-	while (fps_word_wts(word) < ts &&
-		   !fps_entry_cas(access->entry, &word,
-						  fps_word_make(false, ts, Max(fps_word_rts(word), ts))))
-		;
+	show_write_at(access->entry, fps_txn.sto_ts);
 }
 
 /*
@@ -288,17 +298,9 @@ show_commit_ts_before_visible(FpsTxn *txn)
 	for (int i = 0; i < txn->naccesses; i++)
 	{
 		FpsAccess  *a = &txn->accesses[i];
-		fps_u64		word;
 
-		if (!a->locked && !(a->is_phantom && a->is_write))
-			continue;
-		fps_entry_raise_written(a->entry, txn->commit_ts);
-		word = fps_entry_load(a->entry);
-		while (fps_word_wts(word) < txn->commit_ts &&
-			   !fps_entry_cas(a->entry, &word,
-							  fps_word_make(fps_word_locked(word), txn->commit_ts,
-											Max(fps_word_rts(word), txn->commit_ts))))
-			;
+		if (a->locked || (a->is_phantom && a->is_write))
+			show_write_at(a->entry, txn->commit_ts);
 	}
 }
 
