@@ -34,6 +34,7 @@
 #include "commands/defrem.h"
 #include "miscadmin.h"
 #include "utils/fmgroids.h"
+#include "utils/inval.h"
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
 #include "utils/rel.h"
@@ -387,16 +388,29 @@ fill_column_groups(Relation rel, FpsRelInfo *info)
 }
 
 /*
- * The cached metadata for rel.  "tracked" is false for relations whose reads
- * and writes no other session can race with (temporary tables).
+ * Opening an index or the groups' table processes invalidation messages,
+ * and one for the relation being described means the index list or the
+ * groups read so far may be those of before a concurrent change (DROP or
+ * CREATE INDEX CONCURRENTLY, REPLICA IDENTITY): fps_relinfo then starts
+ * over, instead of caching a key scheme that other backends no longer use.
  */
-FpsRelInfo *
-fps_relinfo(Relation rel)
-{
-	FpsRelInfo *info = (FpsRelInfo *) rel->rd_amcache;
+#define FPS_MAX_RELINFO_DEPTH 8
+static Oid	relinfo_building[FPS_MAX_RELINFO_DEPTH];
+static bool relinfo_invalidated[FPS_MAX_RELINFO_DEPTH];
+static int	relinfo_depth = 0;
 
-	if (likely(info != NULL))
-		return info;
+static void
+note_relcache_invalidation(Datum arg, Oid relid)
+{
+	for (int i = 0; i < relinfo_depth; i++)
+		if (relid == InvalidOid || relid == relinfo_building[i])
+			relinfo_invalidated[i] = true;
+}
+
+static FpsRelInfo *
+build_relinfo(Relation rel)
+{
+	FpsRelInfo *info;
 
 	info = MemoryContextAllocZero(CacheMemoryContext,
 								  offsetof(FpsRelInfo, attgroup) +
@@ -415,8 +429,51 @@ fps_relinfo(Relation rel)
 		fill_prefix_indexes(rel, info);
 		fill_column_groups(rel, info);
 	}
+	return info;
+}
 
-	/* fill_identity may have triggered a rebuild that reset rd_amcache */
+/*
+ * The cached metadata for rel.  "tracked" is false for relations whose reads
+ * and writes no other session can race with (temporary tables).
+ */
+FpsRelInfo *
+fps_relinfo(Relation rel)
+{
+	static bool callback_registered = false;
+	FpsRelInfo *info = (FpsRelInfo *) rel->rd_amcache;
+	int			depth = relinfo_depth;
+
+	if (likely(info != NULL))
+		return info;
+
+	if (!callback_registered)
+	{
+		CacheRegisterRelcacheCallback(note_relcache_invalidation, (Datum) 0);
+		callback_registered = true;
+	}
+	/* no build reads another fpsketch table's metadata: no real nesting */
+	if (depth >= FPS_MAX_RELINFO_DEPTH)
+		elog(ERROR, "fpsketch: relation metadata builds nested too deeply");
+	relinfo_building[depth] = RelationGetRelid(rel);
+	relinfo_depth = depth + 1;
+	PG_TRY();
+	{
+		for (;;)
+		{
+			relinfo_invalidated[depth] = false;
+			info = build_relinfo(rel);
+			if (!relinfo_invalidated[depth])
+				break;
+			pfree(info);
+		}
+	}
+	PG_FINALLY();
+	{
+		relinfo_depth = depth;
+	}
+	PG_END_TRY();
+
+	/* the rebuild that an invalidation makes resets rd_amcache */
 	if (rel->rd_amcache != NULL)
 		pfree(rel->rd_amcache);
 	rel->rd_amcache = info;
