@@ -269,7 +269,7 @@ typedef struct FpsRelState
 } FpsRelState;
 
 /*
- * A key an MVTO transaction read at its ts (cc_ts_read_key,
+ * A key an STO or MVTO transaction read at its ts (cc_ts_read_key,
  * cc_ts_read_predicate).  The read keeps no pin, but a floor commit, which
  * moves the transaction from its ts to the floor, must find the key
  * unchanged there (sto_pre_commit).
@@ -315,7 +315,7 @@ typedef struct FpsTxn
 	fps_u64		ts;
 	Snapshot	ts_snapshot;	/* registered: holds the xmin horizon */
 	uint32		ts_generation;	/* tags this transaction's raised keys */
-	FpsTsRead  *ts_reads;		/* MVTO: the keys read at ts */
+	FpsTsRead  *ts_reads;		/* STO, MVTO: the keys read at ts */
 	int			nts_reads;
 	int			maxts_reads;
 } FpsTxn;

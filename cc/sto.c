@@ -367,11 +367,13 @@ validate_reads_at_floor(FpsTxn *txn)
 }
 
 /*
- * MVTO's reads at ts keep no pin (cc_ts_read_key): the keys come from the
- * transaction's list of them and are pinned again here.  A key that went
- * back to the sketch meanwhile shows an over-approximated written wts,
- * hence false aborts only; a retry takes a ts above this floor.  Keys the
- * transaction holds or validated above need nothing more.
+ * Reads at ts (MVTO's, and those of an STO transaction begun READ ONLY)
+ * keep no pin (cc_ts_read_key): the keys come from the transaction's list
+ * of them and are pinned again here.  A key that went back to the sketch
+ * meanwhile shows an over-approximated written wts, and one seeded anew
+ * shows any floor raised since ts: false aborts only, since a retry takes
+ * a ts above both.  Keys the transaction holds or validated above need
+ * nothing more.
  */
 static void
 validate_ts_reads_at_floor(FpsTxn *txn)

@@ -1282,7 +1282,7 @@ ts_read_timed_out(FpsEntry *entry, Oid relid, bool predicate)
 }
 
 /*
- * MVTO: the keys read at ts, for a floor commit to validate (sto.c,
+ * STO and MVTO: the keys read at ts, for a floor commit to validate (sto.c,
  * validate_ts_reads_at_floor).  Row keys are bounded per relation by
  * escalation already, predicate keys are not (one absent-key lookup per
  * statement, in a long loop): past FPS_TS_READS_PER_ESCALATION times
@@ -1297,7 +1297,7 @@ ts_read_timed_out(FpsEntry *entry, Oid relid, bool predicate)
 bool
 cc_ts_reads_full(void)
 {
-	return fps_protocol == FPS_PROTOCOL_MVTO &&
+	return fps_timestamp_ordered() &&
 		(int64) fps_txn.nts_reads >=
 		(int64) FPS_TS_READS_PER_ESCALATION * fps_escalation_threshold;
 }
@@ -1307,8 +1307,13 @@ remember_ts_read(fps_u64 key, Oid relid, bool predicate)
 {
 	FpsTsRead  *r;
 
-	if (fps_protocol != FPS_PROTOCOL_MVTO)
-		return;					/* STO's and TicToc's readers never write */
+	/*
+	 * TicToc refuses writes at ts (fps_txn_refuse_write_at_ts).  STO does
+	 * not: a transaction begun READ ONLY reads at ts, and may write once a
+	 * ROLLBACK TO or the end of a function's SET clause lifts READ ONLY.
+	 */
+	if (!fps_timestamp_ordered())
+		return;
 	if (fps_txn.nts_reads >= fps_txn.maxts_reads)
 	{
 		int			newmax = Max(fps_txn.maxts_reads * 2, 256);
