@@ -395,7 +395,8 @@ validate_ts_reads_at_floor(FpsTxn *txn)
 			extend_row_read_to_floor(entry, txn);
 		fps_decref(fps_sketch, entry);
 		if (failed != FPS_NUM_ABORT_REASONS)
-			fps_abort(failed, r->relid);
+			fps_abort_at_floor(failed, r->relid,
+							   fps_floor(fps_sketch) > txn->sto_ts);
 	}
 }
 

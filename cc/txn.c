@@ -84,6 +84,10 @@ static const char *const abort_detail[FPS_NUM_ABORT_REASONS] = {
 	[FPS_ABORT_POOL_HELD] = "Other transactions hold the shared pool of pins; a row of relation \"%s\" could not be pinned.",
 };
 
+/* a key read at ts, checked at a floor commit after another floor raise */
+static const char *const floor_raised_detail =
+"A row or predicate of relation \"%s\" read by this transaction at its timestamp shows a later write: this transaction commits at the floor (it ran DDL or wrote new storage), and another transaction's DDL raised the floor meanwhile, which also makes keys read look written.";
+
 static const char *const read_only_undone_detail =
 "The transaction was READ ONLY at its first read, so it read at a timestamp without validation, but it writes relation \"%s\": a rolled-back savepoint or a function's SET clause had made it read-only for a while.";
 
@@ -93,7 +97,7 @@ static const char *const read_only_undone_detail =
  */
 static pg_attribute_noreturn() void
 raise_abort(FpsAbortReason reason, Oid relid, int group, FpsEntry *entry,
-			bool predicate)
+			bool predicate, const char *detail)
 {
 	char	   *relname;
 	char		gid[GIDSIZE];
@@ -114,8 +118,11 @@ raise_abort(FpsAbortReason reason, Oid relid, int group, FpsEntry *entry,
 	ereport(ERROR,
 			(errcode(ERRCODE_T_R_SERIALIZATION_FAILURE),
 			 errmsg("could not serialize access due to concurrent update"),
-			 errdetail(read_only_undone ? read_only_undone_detail : abort_detail[reason],
+			 errdetail(detail ? detail :
+					   read_only_undone ? read_only_undone_detail : abort_detail[reason],
 					   relname ? relname : "?"),
+			 detail == floor_raised_detail ?
+			 errhint("The transaction might succeed if retried; DDL in a transaction of its own does not commit at the floor.") :
 			 read_only_undone ?
 			 errhint("This session's READ ONLY transactions now validate their reads: the transaction might succeed if retried.") :
 			 reason == FPS_ABORT_TABLE_FULL ?
@@ -130,7 +137,19 @@ raise_abort(FpsAbortReason reason, Oid relid, int group, FpsEntry *entry,
 void
 fps_abort(FpsAbortReason reason, Oid relid)
 {
-	raise_abort(reason, relid, -1, NULL, false);
+	raise_abort(reason, relid, -1, NULL, false, NULL);
+}
+
+/*
+ * The same for a key read at ts that a floor commit found changed
+ * (cc/sto.c): if a floor was raised since ts, the change may be only that
+ * floor, and the DETAIL says so rather than name a write nobody made.
+ */
+void
+fps_abort_at_floor(FpsAbortReason reason, Oid relid, bool floor_raised_since_ts)
+{
+	raise_abort(reason, relid, -1, NULL, false,
+				floor_raised_since_ts ? floor_raised_detail : NULL);
 }
 
 /*
@@ -140,7 +159,7 @@ fps_abort(FpsAbortReason reason, Oid relid)
 void
 fps_abort_entry(FpsAbortReason reason, Oid relid, FpsEntry *entry, bool predicate)
 {
-	raise_abort(reason, relid, -1, entry, predicate);
+	raise_abort(reason, relid, -1, entry, predicate, NULL);
 }
 
 /*
@@ -176,7 +195,7 @@ fps_abort_key(FpsAbortReason reason, FpsAccess *access)
 {
 	raise_abort(reason, access->relid,
 				access->row_group == FPS_NO_ROW_GROUP ? -1 : access->row_group,
-				access->entry, access->is_phantom);
+				access->entry, access->is_phantom, NULL);
 }
 
 /*
