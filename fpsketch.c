@@ -999,7 +999,7 @@ _PG_init(void)
 							PGC_POSTMASTER, 0, NULL, NULL, NULL);
 	DefineCustomIntVariable("fpsketch.escalation_threshold",
 							"Rows of one relation a transaction reads with row keys before it reads the whole relation's key instead.",
-							"Escalation bounds how much of the exact table one transaction pins, and under MVTO how many keys read at its timestamp it remembers for a commit at the floor (64 times this, in all relations); it is always safe, but the transaction then conflicts with every writer of the relation.",
+							"Escalation bounds how much of the exact table one transaction pins, and under STO and MVTO how many keys read at its timestamp it remembers for a commit at the floor (64 times this, in all relations; past that, relations are escalated while it can write); it is always safe, but the transaction then conflicts with every writer of the relation.",
 							&fps_escalation_threshold, 1000, 1, INT_MAX,
 							PGC_SUSET, 0, NULL, NULL, NULL);
 	DefineCustomIntVariable("fpsketch.max_pins_per_transaction",

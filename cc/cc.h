@@ -318,6 +318,7 @@ typedef struct FpsTxn
 	FpsTsRead  *ts_reads;		/* STO, MVTO: the keys read at ts */
 	int			nts_reads;
 	int			maxts_reads;
+	bool		ts_reads_overflowed;	/* some not listed (remember_ts_read) */
 } FpsTxn;
 
 extern FpsTxn fps_txn;
@@ -540,6 +541,7 @@ extern bool cc_ts_read_key(fps_u64 key, Oid relid, TransactionId *holder);
 extern void cc_ts_read_predicate(fps_u64 key, Oid relid, bool stands_for_relation);
 extern bool cc_ts_predicate_raised(fps_u64 key);
 extern bool cc_ts_reads_full(void);
+extern void fps_txn_refuse_floor_commit_at_ts(FpsTxn *txn);
 extern void fps_txn_begin_ts(Snapshot snapshot);
 
 /* ---- TicToc (cc/tictoc.c) ---- */

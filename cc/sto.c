@@ -378,6 +378,8 @@ validate_reads_at_floor(FpsTxn *txn)
 static void
 validate_ts_reads_at_floor(FpsTxn *txn)
 {
+	if (txn->ts_reads_overflowed)
+		fps_txn_refuse_floor_commit_at_ts(txn);
 	for (int i = 0; i < txn->nts_reads; i++)
 	{
 		FpsTsRead  *r = &txn->ts_reads[i];
@@ -396,6 +398,7 @@ validate_ts_reads_at_floor(FpsTxn *txn)
 		fps_decref(fps_sketch, entry);
 		if (failed != FPS_NUM_ABORT_REASONS)
 			fps_abort_at_floor(failed, r->relid,
+							   failed != FPS_ABORT_VALIDATE_LOCKED &&
 							   fps_floor(fps_sketch) > txn->sto_ts);
 	}
 }

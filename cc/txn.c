@@ -86,7 +86,7 @@ static const char *const abort_detail[FPS_NUM_ABORT_REASONS] = {
 
 /* a key read at ts, checked at a floor commit after another floor raise */
 static const char *const floor_raised_detail =
-"A row or predicate of relation \"%s\" read by this transaction at its timestamp shows a later write: this transaction commits at the floor (it ran DDL or wrote new storage), and another transaction's DDL raised the floor meanwhile, which also makes keys read look written.";
+"A row or predicate of relation \"%s\" read by this transaction at its timestamp shows a later write, or a floor raised since: this transaction commits at the floor (it ran DDL or wrote new storage), and another transaction raised the floor meanwhile (DDL, TRUNCATE or new storage of an fpsketch table, or a learned regrouping), which makes keys read look written.";
 
 static const char *const read_only_undone_detail =
 "The transaction was READ ONLY at its first read, so it read at a timestamp without validation, but it writes relation \"%s\": a rolled-back savepoint or a function's SET clause had made it read-only for a while.";
@@ -122,7 +122,7 @@ raise_abort(FpsAbortReason reason, Oid relid, int group, FpsEntry *entry,
 					   read_only_undone ? read_only_undone_detail : abort_detail[reason],
 					   relname ? relname : "?"),
 			 detail == floor_raised_detail ?
-			 errhint("The transaction might succeed if retried; DDL in a transaction of its own does not commit at the floor.") :
+			 errhint("The transaction might succeed if retried; DDL in a transaction of its own has no earlier reads for a floor raise to fail.") :
 			 read_only_undone ?
 			 errhint("This session's READ ONLY transactions now validate their reads: the transaction might succeed if retried.") :
 			 reason == FPS_ABORT_TABLE_FULL ?
@@ -1304,21 +1304,36 @@ ts_read_timed_out(FpsEntry *entry, Oid relid, bool predicate)
  * STO and MVTO: the keys read at ts, for a floor commit to validate (sto.c,
  * validate_ts_reads_at_floor).  Row keys are bounded per relation by
  * escalation already, predicate keys are not (one absent-key lookup per
- * statement, in a long loop): past FPS_TS_READS_PER_ESCALATION times
- * fpsketch.escalation_threshold keys the list is full, and the relations
- * read from then on are read through their escalation keys (am/visibility.c
- * asks cc_ts_reads_full), which are remembered still: they stand for the
- * keys that are not.  16 bytes a key, kept in TopMemoryContext.
+ * statement, in a long loop).  Past FPS_TS_READS_PER_ESCALATION times
+ * fpsketch.escalation_threshold keys the list is full:
+ *	- in a transaction that can write now, the relations read from then on
+ *	  are read through their escalation keys (am/visibility.c asks
+ *	  cc_ts_reads_full), which are remembered still: they stand for the
+ *	  keys that are not;
+ *	- in one that is read-only now, nothing is escalated (a report over a
+ *	  busy table must not fail the older writers of every relation it reads
+ *	  next) and the keys not remembered are counted lost: if a ROLLBACK TO
+ *	  or the end of a function's SET clause later lifts READ ONLY and the
+ *	  transaction commits at the floor, that commit is refused
+ *	  (fps_txn_refuse_floor_commit_at_ts).
+ * 16 bytes a key, kept in TopMemoryContext.
  */
 #define FPS_TS_READS_PER_ESCALATION 64
 #define FPS_TS_READS_KEPT 4096
+#define FPS_TS_READS_MAX (4 * 1024 * 1024)	/* 64 MB, whatever the threshold */
+
+static bool
+ts_reads_at_bound(void)
+{
+	return (int64) fps_txn.nts_reads >=
+		Min((int64) FPS_TS_READS_PER_ESCALATION * fps_escalation_threshold,
+			FPS_TS_READS_MAX);
+}
 
 bool
 cc_ts_reads_full(void)
 {
-	return fps_timestamp_ordered() &&
-		(int64) fps_txn.nts_reads >=
-		(int64) FPS_TS_READS_PER_ESCALATION * fps_escalation_threshold;
+	return fps_timestamp_ordered() && !XactReadOnly && ts_reads_at_bound();
 }
 
 static void
@@ -1333,6 +1348,11 @@ remember_ts_read(fps_u64 key, Oid relid, bool predicate)
 	 */
 	if (!fps_timestamp_ordered())
 		return;
+	if (XactReadOnly && ts_reads_at_bound())
+	{
+		fps_txn.ts_reads_overflowed = true;
+		return;
+	}
 	if (fps_txn.nts_reads >= fps_txn.maxts_reads)
 	{
 		int			newmax = Max(fps_txn.maxts_reads * 2, 256);
@@ -1348,11 +1368,50 @@ remember_ts_read(fps_u64 key, Oid relid, bool predicate)
 	r->predicate = predicate;
 }
 
+/*
+ * A floor commit of a transaction that read more keys at ts, while it was
+ * read-only, than it could remember: what it read cannot be checked.  Under
+ * STO the session's READ ONLY transactions stop reading at ts (as when
+ * TicToc refuses a write at ts), so a retry validates pinned reads: a
+ * 40001.  MVTO reads at ts always, and a retry would fail the same way: not
+ * a 40001.
+ */
+void
+fps_txn_refuse_floor_commit_at_ts(FpsTxn *txn)
+{
+	Oid			relid = txn->nts_reads > 0 ? txn->ts_reads[0].relid : InvalidOid;
+
+	/* the DETAIL names a relation it writes */
+	for (int i = 0; i < txn->naccesses; i++)
+		if (txn->accesses[i].is_write)
+		{
+			relid = txn->accesses[i].relid;
+			break;
+		}
+
+	if (fps_protocol == FPS_PROTOCOL_STO)
+	{
+		if (txn->ts_guessed)
+			ts_guess_disabled = true;
+		else
+			ts_read_only_undone = true;
+		fps_abort(FPS_ABORT_READ_ONLY_GUESS, relid);
+	}
+	ereport(ERROR,
+			(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+			 errmsg("fpsketch: transaction read too many keys at its timestamp to commit at the floor"),
+			 errdetail("It read more than %d keys while it was read-only, then ran DDL or wrote new storage, which commits it at the floor, where every read must be checked.",
+					   (int) Min((int64) FPS_TS_READS_PER_ESCALATION * fps_escalation_threshold,
+								 FPS_TS_READS_MAX)),
+			 errhint("Run the DDL in a transaction of its own, or raise fpsketch.escalation_threshold.")));
+}
+
 /* At the transaction's end: a list grown by a large one is given back. */
 static void
 forget_ts_reads(void)
 {
 	fps_txn.nts_reads = 0;
+	fps_txn.ts_reads_overflowed = false;
 	if (fps_txn.maxts_reads > FPS_TS_READS_KEPT)
 	{
 		pfree(fps_txn.ts_reads);
