@@ -1050,6 +1050,7 @@ _PG_init(void)
 	fps_txn_register_callbacks();
 	/* after the protocol's: runs before it (am/gap.c) */
 	fps_gap_register_callbacks();
+	fps_relinfo_register_callback();
 }
 
 /* ---- SQL-callable ---- */

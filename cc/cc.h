@@ -197,6 +197,7 @@ extern Size fps_learn_shmem_size(void);
 extern void fps_learn_shmem_startup(void);
 extern void fps_learn_updated_columns(Relation rel, FpsRelInfo *info, List *rtable);
 
+extern void fps_relinfo_register_callback(void);
 extern FpsRelInfo *fps_relinfo(Relation rel);
 extern fps_u64 fps_key_from_slot(Relation rel, FpsRelInfo *info, TupleTableSlot *slot);
 extern fps_u64 fps_key_from_tid(Relation rel, ItemPointer tid);

@@ -414,14 +414,35 @@ note_relcache_invalidation(Datum arg, Oid relid)
 			relinfo_invalidated[i] = true;
 }
 
+/*
+ * In _PG_init, where running out of callback slots stops the server's
+ * start rather than a query; a backend that loaded the library otherwise
+ * registers at its first build.
+ */
+static bool relinfo_callback_registered = false;
+
+void
+fps_relinfo_register_callback(void)
+{
+	if (relinfo_callback_registered)
+		return;
+	CacheRegisterRelcacheCallback(note_relcache_invalidation, (Datum) 0);
+	relinfo_callback_registered = true;
+}
+
+static Size
+relinfo_size(int natts)
+{
+	return offsetof(FpsRelInfo, attgroup) + natts + 1;
+}
+
+/* In the caller's memory context: an ERROR during the build leaks nothing. */
 static FpsRelInfo *
 build_relinfo(Relation rel)
 {
 	FpsRelInfo *info;
 
-	info = MemoryContextAllocZero(CacheMemoryContext,
-								  offsetof(FpsRelInfo, attgroup) +
-								  RelationGetNumberOfAttributes(rel) + 1);
+	info = palloc0(relinfo_size(RelationGetNumberOfAttributes(rel)));
 	info->natts = RelationGetNumberOfAttributes(rel);
 	info->ngroups = 1;
 	info->relid = RelationGetRelid(rel);
@@ -446,18 +467,14 @@ build_relinfo(Relation rel)
 FpsRelInfo *
 fps_relinfo(Relation rel)
 {
-	static bool callback_registered = false;
 	FpsRelInfo *info = (FpsRelInfo *) rel->rd_amcache;
+	FpsRelInfo *cached;
 	int			depth = relinfo_depth;
 
 	if (likely(info != NULL))
 		return info;
 
-	if (!callback_registered)
-	{
-		CacheRegisterRelcacheCallback(note_relcache_invalidation, (Datum) 0);
-		callback_registered = true;
-	}
+	fps_relinfo_register_callback();
 	/* no build reads another fpsketch table's metadata: no real nesting */
 	if (depth >= FPS_MAX_RELINFO_DEPTH)
 		elog(ERROR, "fpsketch: relation metadata builds nested too deeply");
@@ -480,11 +497,16 @@ fps_relinfo(Relation rel)
 	}
 	PG_END_TRY();
 
+	/* it holds no pointer to memory of the build: a copy will do */
+	cached = MemoryContextAlloc(CacheMemoryContext, relinfo_size(info->natts));
+	memcpy(cached, info, relinfo_size(info->natts));
+	pfree(info);
+
 	/* the rebuild that an invalidation makes resets rd_amcache */
 	if (rel->rd_amcache != NULL)
 		pfree(rel->rd_amcache);
-	rel->rd_amcache = info;
-	return info;
+	rel->rd_amcache = cached;
+	return cached;
 }
 
 fps_u64
