@@ -555,8 +555,9 @@ read_index_predicate(FpsIndexFetch *f, IndexScanState *iss, Snapshot snapshot)
 	release_fresh_snapshot(f);
 	if (fps_ts_mode(snapshot))
 	{
+		/* its catalog read may process an invalidation that frees info */
 		fps_ts_relation_check(rel);
-		fps_ts_read_predicate(info, key, nprefix > 0);
+		fps_ts_read_predicate(fps_relinfo(rel), key, nprefix > 0);
 		f->predicate_key = key;
 		f->predicate_read = true;
 		return;

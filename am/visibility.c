@@ -713,13 +713,16 @@ bool
 fps_ts_visible(Relation rel, TupleTableSlot *slot, FpsTsScan *scan,
 			   CommandId curcid)
 {
-	FpsRelInfo *info = fps_relinfo(rel);
-	FpsRelState *rs = fps_txn_rel(info->relid);
+	FpsRelInfo *info;
+	FpsRelState *rs;
 	bool		counted = false;
 	bool		followed = false;
 	ItemPointerData place = slot->tts_tid;
 
+	/* first: its catalog read may process an invalidation that frees info */
 	fps_ts_relation_check(rel);
+	info = fps_relinfo(rel);
+	rs = fps_txn_rel(info->relid);
 	for (;;)
 	{
 		VersionHeader h;
@@ -885,11 +888,15 @@ fps_ts_read_of(Relation rel, Snapshot snapshot)
 void
 fps_ts_scan_start(Relation rel, bool sequential)
 {
-	FpsRelInfo *info = fps_relinfo(rel);
-	FpsRelState *rs = fps_txn_rel(info->relid);
-	double		rows = rel->rd_rel->reltuples;
+	FpsRelInfo *info;
+	FpsRelState *rs;
+	double		rows;
 
+	/* first: its catalog read may process an invalidation that frees info */
 	fps_ts_relation_check(rel);
+	info = fps_relinfo(rel);
+	rs = fps_txn_rel(info->relid);
+	rows = rel->rd_rel->reltuples;
 	if (!sequential || rs->ts_escalated)
 		return;
 	if (rows < 0)				/* never analyzed: guess from the size */
