@@ -1322,12 +1322,17 @@ ts_read_timed_out(FpsEntry *entry, Oid relid, bool predicate)
 #define FPS_TS_READS_KEPT 4096
 #define FPS_TS_READS_MAX (4 * 1024 * 1024)	/* 64 MB, whatever the threshold */
 
+static int64
+ts_reads_bound(void)
+{
+	return Min((int64) FPS_TS_READS_PER_ESCALATION * fps_escalation_threshold,
+			   FPS_TS_READS_MAX);
+}
+
 static bool
 ts_reads_at_bound(void)
 {
-	return (int64) fps_txn.nts_reads >=
-		Min((int64) FPS_TS_READS_PER_ESCALATION * fps_escalation_threshold,
-			FPS_TS_READS_MAX);
+	return (int64) fps_txn.nts_reads >= ts_reads_bound();
 }
 
 bool
@@ -1389,20 +1394,14 @@ fps_txn_refuse_floor_commit_at_ts(FpsTxn *txn)
 			break;
 		}
 
+	/* no longer read-only: the session stops guessing, or reading at ts */
 	if (fps_protocol == FPS_PROTOCOL_STO)
-	{
-		if (txn->ts_guessed)
-			ts_guess_disabled = true;
-		else
-			ts_read_only_undone = true;
-		fps_abort(FPS_ABORT_READ_ONLY_GUESS, relid);
-	}
+		fps_txn_refuse_write_at_ts(relid);
 	ereport(ERROR,
 			(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
 			 errmsg("fpsketch: transaction read too many keys at its timestamp to commit at the floor"),
 			 errdetail("It read more than %d keys while it was read-only, then ran DDL or wrote new storage, which commits it at the floor, where every read must be checked.",
-					   (int) Min((int64) FPS_TS_READS_PER_ESCALATION * fps_escalation_threshold,
-								 FPS_TS_READS_MAX)),
+					   (int) ts_reads_bound()),
 			 errhint("Run the DDL in a transaction of its own, or raise fpsketch.escalation_threshold.")));
 }
 
