@@ -175,6 +175,7 @@ typedef struct FpsRelInfo
 	int			natts;
 	int			ngroups;		/* column groups, group 0 included */
 	bool		groups_declared;	/* a group declared, so none is learned */
+	struct FpsRelInfo *retired_next;	/* keys.c: freed at transaction end */
 	uint8		attgroup[FLEXIBLE_ARRAY_MEMBER];	/* by attnum, [0] unused */
 } FpsRelInfo;
 

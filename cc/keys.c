@@ -11,8 +11,9 @@
  * TID's key and the new one.  The relation OID, not the relfilenode, is used:
  * TRUNCATE, CLUSTER and VACUUM FULL change the latter.
  *
- * Per-relation key metadata is cached in rd_amcache, which the relcache
- * frees on every invalidation (so an added primary key is picked up).  A
+ * Per-relation key metadata is reached through rd_amcache, which the
+ * relcache frees on every invalidation (so an added primary key is picked
+ * up); the metadata itself outlives that until the transaction ends.  A
  * change of key scheme happens under ACCESS EXCLUSIVE lock and raises the
  * FPSketch floor at commit (see txn.c), so keys of the old scheme need not
  * be carried over.
@@ -25,6 +26,7 @@
 #include "access/htup_details.h"
 #include "access/relation.h"
 #include "access/table.h"
+#include "access/xact.h"
 #include "catalog/namespace.h"
 #include "utils/array.h"
 #include "utils/builtins.h"
@@ -34,6 +36,7 @@
 #include "commands/defrem.h"
 #include "miscadmin.h"
 #include "utils/fmgroids.h"
+#include "utils/hsearch.h"
 #include "utils/inval.h"
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
@@ -399,9 +402,84 @@ static Oid	relinfo_building[FPS_MAX_RELINFO_DEPTH];
 static bool relinfo_invalidated[FPS_MAX_RELINFO_DEPTH];
 static int	relinfo_depth = 0;
 
+/*
+ * rd_amcache holds only a handle to the metadata, not the metadata itself.
+ * The relcache frees rd_amcache at every invalidation of the relation, and
+ * one can arrive at any catalog access: a syscache miss, an opclass support
+ * function looked up for the first time, a relation's first read at ts.
+ * Callers keep an FpsRelInfo across such accesses (a scan computing keys,
+ * the gap walks at pre-commit), so the metadata is owned here, by relation
+ * OID, and metadata replaced or dropped is retired: freed at the end of the
+ * top-level transaction, after every statement that could still hold it.
+ */
+typedef struct RelInfoHandle
+{
+	FpsRelInfo *info;
+} RelInfoHandle;
+
+typedef struct RelInfoEntry
+{
+	Oid			relid;			/* hash key */
+	FpsRelInfo *info;
+} RelInfoEntry;
+
+static HTAB *relinfo_by_relid = NULL;
+static FpsRelInfo *relinfo_retired = NULL;
+
+static void
+retire_relinfo(RelInfoEntry *entry)
+{
+	if (entry->info == NULL)
+		return;
+	entry->info->retired_next = relinfo_retired;
+	relinfo_retired = entry->info;
+	entry->info = NULL;
+}
+
+static void
+free_retired_relinfos(XactEvent event, void *arg)
+{
+	switch (event)
+	{
+		case XACT_EVENT_COMMIT:
+		case XACT_EVENT_ABORT:
+		case XACT_EVENT_PREPARE:
+		case XACT_EVENT_PARALLEL_COMMIT:
+		case XACT_EVENT_PARALLEL_ABORT:
+			while (relinfo_retired != NULL)
+			{
+				FpsRelInfo *info = relinfo_retired;
+
+				relinfo_retired = info->retired_next;
+				pfree(info);
+			}
+			break;
+		default:
+			break;
+	}
+}
+
 static void
 note_relcache_invalidation(Datum arg, Oid relid)
 {
+	/*
+	 * An invalidation of one relation always frees its rd_amcache (core's
+	 * RelationFlushRelation), so nothing reaches its metadata any more but
+	 * callers already holding it: retire it.  A reset (InvalidOid) skips
+	 * relations created in this transaction, whose handle then stays; their
+	 * metadata is retired when it is next rebuilt.
+	 */
+	if (relid != InvalidOid && relinfo_by_relid != NULL)
+	{
+		RelInfoEntry *entry = hash_search(relinfo_by_relid, &relid, HASH_FIND, NULL);
+
+		if (entry != NULL)
+		{
+			retire_relinfo(entry);
+			(void) hash_search(relinfo_by_relid, &relid, HASH_REMOVE, NULL);
+		}
+	}
+
 	/*
 	 * Under debug_discard_caches every AcceptInvalidationMessages() resets
 	 * all caches, and every build would start over for ever: as core's
@@ -427,6 +505,7 @@ fps_relinfo_register_callback(void)
 	if (relinfo_callback_registered)
 		return;
 	CacheRegisterRelcacheCallback(note_relcache_invalidation, (Datum) 0);
+	RegisterXactCallback(free_retired_relinfos, NULL);
 	relinfo_callback_registered = true;
 }
 
@@ -467,14 +546,27 @@ build_relinfo(Relation rel)
 FpsRelInfo *
 fps_relinfo(Relation rel)
 {
-	FpsRelInfo *info = (FpsRelInfo *) rel->rd_amcache;
+	RelInfoHandle *handle = (RelInfoHandle *) rel->rd_amcache;
+	FpsRelInfo *info;
 	FpsRelInfo *cached;
+	RelInfoEntry *entry;
+	bool		found;
 	int			depth = relinfo_depth;
 
-	if (likely(info != NULL))
-		return info;
+	if (likely(handle != NULL))
+		return handle->info;
 
 	fps_relinfo_register_callback();
+	if (relinfo_by_relid == NULL)
+	{
+		HASHCTL		ctl;
+
+		ctl.keysize = sizeof(Oid);
+		ctl.entrysize = sizeof(RelInfoEntry);
+		ctl.hcxt = CacheMemoryContext;
+		relinfo_by_relid = hash_create("fpsketch relation metadata", 64, &ctl,
+									   HASH_ELEM | HASH_BLOBS | HASH_CONTEXT);
+	}
 	/* no build reads another fpsketch table's metadata: no real nesting */
 	if (depth >= FPS_MAX_RELINFO_DEPTH)
 		elog(ERROR, "fpsketch: relation metadata builds nested too deeply");
@@ -497,15 +589,25 @@ fps_relinfo(Relation rel)
 	}
 	PG_END_TRY();
 
+	entry = hash_search(relinfo_by_relid, &info->relid, HASH_ENTER, &found);
+	if (!found)
+		entry->info = NULL;
+
 	/* it holds no pointer to memory of the build: a copy will do */
 	cached = MemoryContextAlloc(CacheMemoryContext, relinfo_size(info->natts));
 	memcpy(cached, info, relinfo_size(info->natts));
 	pfree(info);
+	handle = MemoryContextAlloc(CacheMemoryContext, sizeof(RelInfoHandle));
+	handle->info = cached;
+
+	/* the metadata it replaces may still be held: retire, do not free */
+	retire_relinfo(entry);
+	entry->info = cached;
 
 	/* the rebuild that an invalidation makes resets rd_amcache */
 	if (rel->rd_amcache != NULL)
 		pfree(rel->rd_amcache);
-	rel->rd_amcache = cached;
+	rel->rd_amcache = handle;
 	return cached;
 }
 
