@@ -1047,10 +1047,11 @@ _PG_init(void)
 	ExecutorFinish_hook = fps_executor_finish;
 	prev_planner_hook = planner_hook;
 	planner_hook = fps_planner;
+	/* first: it frees retired relation metadata after the others ran */
+	fps_relinfo_register_callback();
 	fps_txn_register_callbacks();
 	/* after the protocol's: runs before it (am/gap.c) */
 	fps_gap_register_callbacks();
-	fps_relinfo_register_callback();
 }
 
 /* ---- SQL-callable ---- */

@@ -41,6 +41,7 @@
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
 #include "utils/rel.h"
+#include "utils/syscache.h"
 #include "utils/typcache.h"
 
 #include "cc.h"
@@ -409,8 +410,17 @@ static int	relinfo_depth = 0;
  * function looked up for the first time, a relation's first read at ts.
  * Callers keep an FpsRelInfo across such accesses (a scan computing keys,
  * the gap walks at pre-commit), so the metadata is owned here, by relation
- * OID, and metadata replaced or dropped is retired: freed at the end of the
- * top-level transaction, after every statement that could still hold it.
+ * OID, and is never freed while a transaction may hold it:
+ *
+ * - a rebuild that finds the same metadata (GRANT, ANALYZE, TRUNCATE: most
+ *   invalidations change nothing of it) keeps the old copy, so a loop of
+ *   invalidations and reads in one transaction allocates nothing;
+ * - metadata that changed, or whose relation is gone, is retired: freed at
+ *   the end of the top-level transaction.
+ *
+ * A relation is found gone at the next build after its invalidation, or
+ * after a reset (InvalidOid), which may stand for lost drop messages: the
+ * invalidation itself cannot read the catalog.
  */
 typedef struct RelInfoHandle
 {
@@ -421,10 +431,18 @@ typedef struct RelInfoEntry
 {
 	Oid			relid;			/* hash key */
 	FpsRelInfo *info;
+	bool		invalidated;	/* since the last build or check: gone? */
 } RelInfoEntry;
 
 static HTAB *relinfo_by_relid = NULL;
+static int	relinfo_ninvalidated = 0;
 static FpsRelInfo *relinfo_retired = NULL;
+
+/*
+ * Each copy has a block of its own (chunks this size are not pooled), so
+ * a freed one goes back to malloc rather than staying on a free list.
+ */
+static MemoryContext relinfo_context = NULL;
 
 static void
 retire_relinfo(RelInfoEntry *entry)
@@ -436,6 +454,10 @@ retire_relinfo(RelInfoEntry *entry)
 	entry->info = NULL;
 }
 
+/*
+ * Registered before the other transaction callbacks (_PG_init), so it runs
+ * after them: none of them may use metadata once this has run.
+ */
 static void
 free_retired_relinfos(XactEvent event, void *arg)
 {
@@ -459,24 +481,72 @@ free_retired_relinfos(XactEvent event, void *arg)
 	}
 }
 
+/* Retire the metadata of invalidated relations that no longer exist. */
+static void
+retire_dropped_relinfos(void)
+{
+	HASH_SEQ_STATUS seq;
+	RelInfoEntry *entry;
+	Oid		   *relids;
+	int			n = 0;
+
+	if (relinfo_ninvalidated == 0)
+		return;
+
+	/* the catalog lookups below may invalidate more: collect, then look */
+	relids = palloc(sizeof(Oid) * hash_get_num_entries(relinfo_by_relid));
+	hash_seq_init(&seq, relinfo_by_relid);
+	while ((entry = hash_seq_search(&seq)) != NULL)
+		if (entry->invalidated)
+		{
+			relids[n++] = entry->relid;
+			entry->invalidated = false;
+		}
+	relinfo_ninvalidated = 0;
+
+	for (int i = 0; i < n; i++)
+	{
+		if (SearchSysCacheExists1(RELOID, ObjectIdGetDatum(relids[i])))
+			continue;
+		entry = hash_search(relinfo_by_relid, &relids[i], HASH_FIND, NULL);
+		if (entry == NULL)
+			continue;
+		retire_relinfo(entry);
+		if (entry->invalidated)
+			relinfo_ninvalidated--;
+		(void) hash_search(relinfo_by_relid, &relids[i], HASH_REMOVE, NULL);
+	}
+	pfree(relids);
+}
+
 static void
 note_relcache_invalidation(Datum arg, Oid relid)
 {
-	/*
-	 * An invalidation of one relation always frees its rd_amcache (core's
-	 * RelationFlushRelation), so nothing reaches its metadata any more but
-	 * callers already holding it: retire it.  A reset (InvalidOid) skips
-	 * relations created in this transaction, whose handle then stays; their
-	 * metadata is retired when it is next rebuilt.
-	 */
-	if (relid != InvalidOid && relinfo_by_relid != NULL)
+	if (relinfo_by_relid != NULL)
 	{
-		RelInfoEntry *entry = hash_search(relinfo_by_relid, &relid, HASH_FIND, NULL);
+		RelInfoEntry *entry;
 
-		if (entry != NULL)
+		if (relid != InvalidOid)
 		{
-			retire_relinfo(entry);
-			(void) hash_search(relinfo_by_relid, &relid, HASH_REMOVE, NULL);
+			entry = hash_search(relinfo_by_relid, &relid, HASH_FIND, NULL);
+			if (entry != NULL && !entry->invalidated)
+			{
+				entry->invalidated = true;
+				relinfo_ninvalidated++;
+			}
+		}
+		else
+		{
+			/* a reset may stand for drops whose messages were lost */
+			HASH_SEQ_STATUS seq;
+
+			hash_seq_init(&seq, relinfo_by_relid);
+			while ((entry = hash_seq_search(&seq)) != NULL)
+				if (!entry->invalidated)
+				{
+					entry->invalidated = true;
+					relinfo_ninvalidated++;
+				}
 		}
 	}
 
@@ -566,7 +636,12 @@ fps_relinfo(Relation rel)
 		ctl.hcxt = CacheMemoryContext;
 		relinfo_by_relid = hash_create("fpsketch relation metadata", 64, &ctl,
 									   HASH_ELEM | HASH_BLOBS | HASH_CONTEXT);
+		relinfo_context = AllocSetContextCreate(CacheMemoryContext,
+												"fpsketch relation metadata",
+												ALLOCSET_SMALL_SIZES);
 	}
+	retire_dropped_relinfos();
+
 	/* no build reads another fpsketch table's metadata: no real nesting */
 	if (depth >= FPS_MAX_RELINFO_DEPTH)
 		elog(ERROR, "fpsketch: relation metadata builds nested too deeply");
@@ -589,20 +664,28 @@ fps_relinfo(Relation rel)
 	}
 	PG_END_TRY();
 
+	handle = MemoryContextAlloc(CacheMemoryContext, sizeof(RelInfoHandle));
 	entry = hash_search(relinfo_by_relid, &info->relid, HASH_ENTER, &found);
 	if (!found)
+	{
 		entry->info = NULL;
+		entry->invalidated = false;
+	}
 
-	/* it holds no pointer to memory of the build: a copy will do */
-	cached = MemoryContextAlloc(CacheMemoryContext, relinfo_size(info->natts));
-	memcpy(cached, info, relinfo_size(info->natts));
+	if (entry->info != NULL &&
+		memcmp(entry->info, info, relinfo_size(info->natts)) == 0)
+		cached = entry->info;
+	else
+	{
+		/* it holds no pointer to memory of the build: a copy will do */
+		cached = MemoryContextAlloc(relinfo_context, relinfo_size(info->natts));
+		memcpy(cached, info, relinfo_size(info->natts));
+		/* what it replaces may still be held: retire, do not free */
+		retire_relinfo(entry);
+		entry->info = cached;
+	}
 	pfree(info);
-	handle = MemoryContextAlloc(CacheMemoryContext, sizeof(RelInfoHandle));
 	handle->info = cached;
-
-	/* the metadata it replaces may still be held: retire, do not free */
-	retire_relinfo(entry);
-	entry->info = cached;
 
 	/* the rebuild that an invalidation makes resets rd_amcache */
 	if (rel->rd_amcache != NULL)
