@@ -634,7 +634,8 @@ fps_relinfo(Relation rel)
 		ctl.keysize = sizeof(Oid);
 		ctl.entrysize = sizeof(RelInfoEntry);
 		ctl.hcxt = CacheMemoryContext;
-		relinfo_by_relid = hash_create("fpsketch relation metadata", 64, &ctl,
+		relinfo_by_relid = hash_create("fpsketch relation metadata by OID",
+									   64, &ctl,
 									   HASH_ELEM | HASH_BLOBS | HASH_CONTEXT);
 		relinfo_context = AllocSetContextCreate(CacheMemoryContext,
 												"fpsketch relation metadata",

@@ -40,7 +40,7 @@ SELECT count(*), sum(v), sum(id) FROM md_t;
 -- 0.35 MB here; the metadata alone is over 4 kB a table).
 CREATE FUNCTION md_cache_used() RETURNS bigint LANGUAGE sql AS
 $$SELECT sum(used_bytes)::bigint FROM pg_backend_memory_contexts
-  WHERE name IN ('CacheMemoryContext', 'fpsketch relation metadata')$$;
+  WHERE name = 'CacheMemoryContext' OR name LIKE 'fpsketch relation metadata%'$$;
 CREATE PROCEDURE md_churn(n int) LANGUAGE plpgsql AS $$
 BEGIN
 	FOR i IN 1..n LOOP
