@@ -493,27 +493,33 @@ retire_dropped_relinfos(void)
 	if (relinfo_ninvalidated == 0)
 		return;
 
-	/* the catalog lookups below may invalidate more: collect, then look */
+	/*
+	 * The catalog lookups below may invalidate more: collect, then look.
+	 * A flag is cleared just before its relation is looked at, so an
+	 * invalidation during the lookup, or an ERROR, leaves it to the next
+	 * build.
+	 */
 	relids = palloc(sizeof(Oid) * hash_get_num_entries(relinfo_by_relid));
 	hash_seq_init(&seq, relinfo_by_relid);
 	while ((entry = hash_seq_search(&seq)) != NULL)
 		if (entry->invalidated)
-		{
 			relids[n++] = entry->relid;
-			entry->invalidated = false;
-		}
-	relinfo_ninvalidated = 0;
 
 	for (int i = 0; i < n; i++)
 	{
+		entry = hash_search(relinfo_by_relid, &relids[i], HASH_FIND, NULL);
+		if (entry == NULL || !entry->invalidated)
+			continue;
+		entry->invalidated = false;
+		relinfo_ninvalidated--;
 		if (SearchSysCacheExists1(RELOID, ObjectIdGetDatum(relids[i])))
 			continue;
 		entry = hash_search(relinfo_by_relid, &relids[i], HASH_FIND, NULL);
 		if (entry == NULL)
 			continue;
-		retire_relinfo(entry);
 		if (entry->invalidated)
 			relinfo_ninvalidated--;
+		retire_relinfo(entry);
 		(void) hash_search(relinfo_by_relid, &relids[i], HASH_REMOVE, NULL);
 	}
 	pfree(relids);
