@@ -9,6 +9,7 @@ OBJS = \
 	fpsketch_am.o \
 	am/gap.o \
 	am/gap_levels.o \
+	am/membership.o \
 	am/point_lookup.o \
 	am/predicate.o \
 	am/reevaluate.o \

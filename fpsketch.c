@@ -260,8 +260,8 @@ fps_shmem_startup(void)
 }
 
 /* Is relid's table access method fpsketch?  No lock needed: catalog only. */
-static bool
-relam_is_fpsketch(Oid relid)
+bool
+fps_relam_is_fpsketch(Oid relid)
 {
 	HeapTuple	tuple = SearchSysCache1(RELOID, ObjectIdGetDatum(relid));
 	bool		result = false;
@@ -513,7 +513,7 @@ drops_fpsketch_index(DropStmt *stmt)
 		if (get_rel_relkind(indexoid) == RELKIND_PARTITIONED_INDEX)
 			return true;
 		tableoid = IndexGetRelation(indexoid, true);
-		if (OidIsValid(tableoid) && relam_is_fpsketch(tableoid))
+		if (OidIsValid(tableoid) && fps_relam_is_fpsketch(tableoid))
 			return true;
 	}
 	return false;
@@ -534,13 +534,15 @@ fps_process_utility(PlannedStmt *pstmt, const char *queryString,
 	bool		may_change_keys = false;
 	Oid			altered = InvalidOid;	/* InvalidOid: not known (DROP INDEX) */
 	bool		finishes_prepared = false;
+	bool		adds_members = false;
+	Oid			parent = InvalidOid;
 
 	if (fps_sketch != NULL && IsA(stmt, AlterTableStmt))
 	{
 		Oid			relid = RangeVarGetRelid(((AlterTableStmt *) stmt)->relation,
 											 NoLock, true);
 
-		may_change_keys = OidIsValid(relid) && relam_is_fpsketch(relid);
+		may_change_keys = OidIsValid(relid) && fps_relam_is_fpsketch(relid);
 		altered = relid;
 	}
 	else if (fps_sketch != NULL && IsA(stmt, DropStmt) &&
@@ -562,6 +564,9 @@ fps_process_utility(PlannedStmt *pstmt, const char *queryString,
 		finishes_prepared = tstmt->kind == TRANS_STMT_COMMIT_PREPARED ||
 			tstmt->kind == TRANS_STMT_ROLLBACK_PREPARED;
 	}
+	/* a new member of a parent waits for the parent's readers */
+	if (fps_sketch != NULL)
+		adds_members = fps_membership_lock_parents(stmt, &parent);
 	if (may_change_keys)
 		fps_ddl_depth++;
 	fps_note_utility_statement();
@@ -585,6 +590,8 @@ fps_process_utility(PlannedStmt *pstmt, const char *queryString,
 
 	if (may_change_keys && fps_sketch != NULL && IsTransactionState())
 		fps_txn_note_untracked_write(altered);
+	if (adds_members && IsTransactionState())
+		fps_txn_note_untracked_write(parent);
 
 	/*
 	 * PostgreSQL has recorded the outcome and removed the transaction from
@@ -658,7 +665,7 @@ refuse_index_only_scans(Plan *plan, List *rtable)
 			{
 				Oid			relid = rt_fetch(((Scan *) plan)->scanrelid, rtable)->relid;
 
-				if (relam_is_fpsketch(relid))
+				if (fps_relam_is_fpsketch(relid))
 					ereport(ERROR,
 							(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
 							 errmsg("index-only scan of fpsketch table \"%s\" cannot run",
@@ -709,6 +716,7 @@ fps_executor_start(QueryDesc *queryDesc, int eflags)
 
 		refuse_index_only_scans(stmt->planTree, stmt->rtable);
 		refuse_index_only_scans_in(stmt->subplans, stmt->rtable);
+		fps_membership_check_ts(stmt);
 		fps_note_statement_start(queryDesc);
 	}
 	fps_executor_starting(queryDesc, true);

@@ -17,8 +17,14 @@ extern Size fps_gap_levels_shmem_size(void);
 extern void fps_gap_levels_shmem_init(void);
 extern const TableAmRoutine *fps_table_am_routine(void);
 extern bool fps_is_fpsketch_relation(Relation rel);
+extern bool fps_relam_is_fpsketch(Oid relid);
 /* am/track.c: a write past per-key tracking, for the commit_ts map */
 extern void fps_note_untracked_write_of(Relation rel);
+
+/* am/membership.c: the members a scan of a parent reaches */
+struct PlannedStmt;
+extern bool fps_membership_lock_parents(Node *stmt, Oid *parent);
+extern void fps_membership_check_ts(struct PlannedStmt *stmt);
 
 struct QueryDesc;
 extern void fps_executor_running(struct QueryDesc *queryDesc, bool starting);

@@ -374,6 +374,7 @@ extern int	fps_pool_role_stats(FpsPoolRoleStats *out, int max);
 extern int	fps_pool_slots(void);
 extern void fps_txn_register_callbacks(void);
 extern pg_attribute_noreturn() void fps_abort(FpsAbortReason reason, Oid relid);
+extern pg_attribute_noreturn() void fps_abort_members_changed(Oid parent);
 extern pg_attribute_noreturn() void fps_abort_at_floor(FpsAbortReason reason, Oid relid,
 													   bool floor_raised_since_ts);
 extern pg_attribute_noreturn() void fps_abort_key(FpsAbortReason reason, FpsAccess *access);

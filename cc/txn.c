@@ -153,6 +153,20 @@ fps_abort_at_floor(FpsAbortReason reason, Oid relid, bool floor_raised_since_ts)
 }
 
 /*
+ * A read at ts through a parent whose members changed since ts: the scan
+ * would read the members of now (am/membership.c).
+ */
+static const char *const members_changed_detail =
+"The tables that \"%s\" reaches (its partitions or inheritance children) changed after this transaction's timestamp snapshot was taken.";
+
+void
+fps_abort_members_changed(Oid parent)
+{
+	raise_abort(FPS_ABORT_SNAPSHOT_TOO_OLD, parent, -1, NULL, false,
+				members_changed_detail);
+}
+
+/*
  * The same for a reason found on a key's entry the caller has pinned;
  * predicate: a predicate key (it names no row).
  */
