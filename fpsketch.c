@@ -535,6 +535,7 @@ fps_process_utility(PlannedStmt *pstmt, const char *queryString,
 	Oid			altered = InvalidOid;	/* InvalidOid: not known (DROP INDEX) */
 	bool		finishes_prepared = false;
 	bool		adds_members = false;
+	bool		changes_members = false;
 	Oid			parent = InvalidOid;
 
 	if (fps_sketch != NULL && IsA(stmt, AlterTableStmt))
@@ -544,6 +545,9 @@ fps_process_utility(PlannedStmt *pstmt, const char *queryString,
 
 		may_change_keys = OidIsValid(relid) && fps_relam_is_fpsketch(relid);
 		altered = relid;
+		/* DETACH PARTITION and the like change what scans of it reach */
+		changes_members = OidIsValid(relid) && !may_change_keys &&
+			fps_membership_has_fpsketch(relid);
 	}
 	else if (fps_sketch != NULL && IsA(stmt, DropStmt) &&
 			 ((DropStmt *) stmt)->removeType == OBJECT_INDEX)
@@ -592,6 +596,8 @@ fps_process_utility(PlannedStmt *pstmt, const char *queryString,
 		fps_txn_note_untracked_write(altered);
 	if (adds_members && IsTransactionState())
 		fps_txn_note_untracked_write(parent);
+	if (changes_members && IsTransactionState())
+		fps_txn_note_untracked_write(altered);
 
 	/*
 	 * PostgreSQL has recorded the outcome and removed the transaction from
@@ -716,7 +722,7 @@ fps_executor_start(QueryDesc *queryDesc, int eflags)
 
 		refuse_index_only_scans(stmt->planTree, stmt->rtable);
 		refuse_index_only_scans_in(stmt->subplans, stmt->rtable);
-		fps_membership_check_ts(stmt);
+		fps_membership_statement_start(stmt);
 		fps_note_statement_start(queryDesc);
 	}
 	fps_executor_starting(queryDesc, true);
@@ -1055,6 +1061,7 @@ _PG_init(void)
 	ExecutorFinish_hook = fps_executor_finish;
 	prev_planner_hook = planner_hook;
 	planner_hook = fps_planner;
+	fps_membership_register_hooks();
 	/* first: it frees retired relation metadata after the others ran */
 	fps_relinfo_register_callback();
 	fps_txn_register_callbacks();

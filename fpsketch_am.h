@@ -24,7 +24,9 @@ extern void fps_note_untracked_write_of(Relation rel);
 /* am/membership.c: the members a scan of a parent reaches */
 struct PlannedStmt;
 extern bool fps_membership_lock_parents(Node *stmt, Oid *parent);
-extern void fps_membership_check_ts(struct PlannedStmt *stmt);
+extern bool fps_membership_has_fpsketch(Oid relid);
+extern void fps_membership_statement_start(struct PlannedStmt *stmt);
+extern void fps_membership_register_hooks(void);
 
 struct QueryDesc;
 extern void fps_executor_running(struct QueryDesc *queryDesc, bool starting);

@@ -34,6 +34,7 @@
 #include "access/htup_details.h"
 #include "access/table.h"
 #include "catalog/indexing.h"
+#include "catalog/objectaccess.h"
 #include "catalog/namespace.h"
 #include "catalog/pg_class.h"
 #include "catalog/pg_inherits.h"
@@ -41,6 +42,7 @@
 #include "miscadmin.h"
 #include "nodes/parsenodes.h"
 #include "storage/lmgr.h"
+#include "storage/proc.h"
 #include "utils/acl.h"
 #include "utils/fmgroids.h"
 #include "utils/guc.h"
@@ -51,8 +53,8 @@
 #include "../fpsketch_am.h"
 
 /* Is relid an fpsketch table, or a parent with one among its members? */
-static bool
-brings_fpsketch_rows(Oid relid)
+bool
+fps_membership_has_fpsketch(Oid relid)
 {
 	List	   *members;
 	ListCell   *lc;
@@ -83,7 +85,14 @@ lock_parent_for_new_member(RangeVar *rv, Oid member, bool new_is_fpsketch)
 
 	if (!OidIsValid(parent) || !pg_class_ownercheck(parent, GetUserId()))
 		return InvalidOid;
-	if (OidIsValid(member) ? !brings_fpsketch_rows(member) : !new_is_fpsketch)
+
+	/*
+	 * The parent's own tree counts too: an empty member can be given
+	 * fpsketch partitions, or SET ACCESS METHOD fpsketch, later in the same
+	 * transaction (helper-23).
+	 */
+	if (!(OidIsValid(member) ? fps_membership_has_fpsketch(member) : new_is_fpsketch) &&
+		!fps_membership_has_fpsketch(parent))
 		return InvalidOid;
 	LockRelationOid(parent, AccessExclusiveLock);
 	return parent;
@@ -170,86 +179,158 @@ fps_membership_lock_parents(Node *stmt, Oid *parent)
 	return nlocked > 0;
 }
 
-/* The members of parent that snapshot shows, sorted. */
+/* Every member of parent at any depth that snapshot shows, sorted. */
 static List *
 members_in(Oid parent, Snapshot snapshot)
 {
 	Relation	inherits = table_open(InheritsRelationId, AccessShareLock);
-	ScanKeyData key;
-	SysScanDesc scan;
-	HeapTuple	tup;
 	List	   *members = NIL;
+	List	   *todo = list_make1_oid(parent);
 
-	ScanKeyInit(&key, Anum_pg_inherits_inhparent, BTEqualStrategyNumber,
-				F_OIDEQ, ObjectIdGetDatum(parent));
-	scan = systable_beginscan(inherits, InheritsParentIndexId, true,
-							  snapshot, 1, &key);
-	while (HeapTupleIsValid(tup = systable_getnext(scan)))
-		members = lappend_oid(members,
-							  ((Form_pg_inherits) GETSTRUCT(tup))->inhrelid);
-	systable_endscan(scan);
+	while (todo != NIL)
+	{
+		Oid			next = linitial_oid(todo);
+		ScanKeyData key;
+		SysScanDesc scan;
+		HeapTuple	tup;
+
+		todo = list_delete_first(todo);
+		ScanKeyInit(&key, Anum_pg_inherits_inhparent, BTEqualStrategyNumber,
+					F_OIDEQ, ObjectIdGetDatum(next));
+		scan = systable_beginscan(inherits, InheritsParentIndexId, true,
+								  snapshot, 1, &key);
+		while (HeapTupleIsValid(tup = systable_getnext(scan)))
+		{
+			Oid			member = ((Form_pg_inherits) GETSTRUCT(tup))->inhrelid;
+
+			/* multiple inheritance: a member may be reached twice */
+			if (list_member_oid(members, member))
+				continue;
+			members = lappend_oid(members, member);
+			todo = lappend_oid(todo, member);
+		}
+		systable_endscan(scan);
+	}
 	table_close(inherits, AccessShareLock);
 	list_sort(members, list_oid_cmp);
 	return members;
 }
 
 /*
- * Parents checked in this transaction (by its ts generation); past the
- * array's end a parent is only checked again.
+ * The parents this top-level transaction scanned through (by MyProc->lxid):
+ * whether fpsketch tables are among their members, whether their lock is
+ * kept to the transaction's end, and whether a read at ts checked their
+ * members.  Past the array's end a parent is only looked at again.
  */
-#define FPS_MEMBERS_CHECKED 32
-static Oid	members_checked[FPS_MEMBERS_CHECKED];
-static int	nmembers_checked = 0;
-static uint32 members_checked_generation = 0;
-
-static bool
-members_checked_already(Oid parent)
+#define FPS_PARENTS_SEEN 32
+typedef struct ParentSeen
 {
-	if (members_checked_generation != fps_txn.ts_generation)
+	Oid			relid;
+	bool		has_fpsketch;
+	bool		lock_kept;
+	bool		ts_checked;
+} ParentSeen;
+
+static ParentSeen parents_seen[FPS_PARENTS_SEEN];
+static int	nparents_seen = 0;
+static LocalTransactionId parents_seen_lxid = InvalidLocalTransactionId;
+static ParentSeen parent_unrecorded;
+
+static ParentSeen *
+parent_seen(Oid relid)
+{
+	ParentSeen *p;
+
+	if (parents_seen_lxid != MyProc->lxid)
 	{
-		members_checked_generation = fps_txn.ts_generation;
-		nmembers_checked = 0;
+		parents_seen_lxid = MyProc->lxid;
+		nparents_seen = 0;
 	}
-	for (int i = 0; i < nmembers_checked; i++)
-		if (members_checked[i] == parent)
-			return true;
-	return false;
+	for (int i = 0; i < nparents_seen; i++)
+		if (parents_seen[i].relid == relid)
+			return &parents_seen[i];
+	p = nparents_seen < FPS_PARENTS_SEEN ?
+		&parents_seen[nparents_seen++] : &parent_unrecorded;
+	p->relid = relid;
+	p->has_fpsketch = fps_membership_has_fpsketch(relid);
+	p->lock_kept = false;
+	p->ts_checked = false;
+	return p;
 }
 
 /*
- * A statement about to run in a transaction that reads at a timestamp:
- * every parent it scans through must have the members it had at the
- * transaction's first snapshot.
+ * A statement about to run (fpsketch.c, ExecutorStart) scans through these
+ * parents.
+ *
+ * Their ACCESS SHARE lock is what makes a new member wait for this
+ * transaction, so it is kept to the end of the top-level transaction, as
+ * the members' own locks are (fps_txn_keep_lock): a ROLLBACK TO would
+ * otherwise release it (helper-23).
+ *
+ * A transaction that reads at a timestamp must find every parent with the
+ * members (at any depth) it had at the transaction's first snapshot; the
+ * kept lock keeps them so afterwards.
  */
 void
-fps_membership_check_ts(PlannedStmt *stmt)
+fps_membership_statement_start(PlannedStmt *stmt)
 {
 	ListCell   *lc;
 
-	if (!fps_txn.mode_decided || !fps_txn.ts_mode || fps_txn.ts_snapshot == NULL)
-		return;
 	foreach(lc, stmt->rtable)
 	{
 		RangeTblEntry *rte = (RangeTblEntry *) lfirst(lc);
-		List	   *then;
-		List	   *now;
-		bool		same;
+		ParentSeen *p;
 
 		if (rte->rtekind != RTE_RELATION || !rte->inh)
 			continue;
-		if (rte->relkind != RELKIND_PARTITIONED_TABLE &&
-			rte->relkind != RELKIND_RELATION)
+		p = parent_seen(rte->relid);
+		if (!p->has_fpsketch)
 			continue;
-		if (members_checked_already(rte->relid))
-			continue;
-		then = members_in(rte->relid, fps_txn.ts_snapshot);
-		now = members_in(rte->relid, NULL);
-		same = equal(then, now);
-		list_free(then);
-		list_free(now);
-		if (!same)
-			fps_abort_members_changed(rte->relid);
-		if (nmembers_checked < FPS_MEMBERS_CHECKED)
-			members_checked[nmembers_checked++] = rte->relid;
+		if (!p->lock_kept && GetCurrentTransactionNestLevel() > 1)
+			fps_txn_keep_relation_lock(rte->relid, AccessShareLock);
+		p->lock_kept = true;
+		if (!p->ts_checked && fps_txn.mode_decided && fps_txn.ts_mode &&
+			fps_txn.ts_snapshot != NULL)
+		{
+			List	   *then = members_in(rte->relid, fps_txn.ts_snapshot);
+			List	   *now = members_in(rte->relid, NULL);
+			bool		same = equal(then, now);
+
+			list_free(then);
+			list_free(now);
+			if (!same)
+				fps_abort_members_changed(rte->relid);
+			p->ts_checked = true;
+		}
 	}
+}
+
+/*
+ * Dropping an fpsketch table takes its rows out of every read that saw
+ * them, and out of its parents' scans: like the other changes of what a
+ * scan reaches, its transaction commits at the floor, after the readers
+ * its ACCESS EXCLUSIVE lock waited for (helper-23: R counts t, W reads x
+ * and drops t, R inserts x; W had taken a timestamp below R's).  Every
+ * dropped relation passes here, those a CASCADE or DROP SCHEMA takes along
+ * included; temporary ones are untracked.
+ */
+static object_access_hook_type prev_object_access_hook = NULL;
+
+static void
+note_dropped_relation(ObjectAccessType access, Oid classId, Oid objectId,
+					  int subId, void *arg)
+{
+	if (prev_object_access_hook)
+		prev_object_access_hook(access, classId, objectId, subId, arg);
+	if (access == OAT_DROP && classId == RelationRelationId && subId == 0 &&
+		IsTransactionState() && fps_relam_is_fpsketch(objectId) &&
+		get_rel_persistence(objectId) != RELPERSISTENCE_TEMP)
+		fps_txn_note_untracked_write(objectId);
+}
+
+void
+fps_membership_register_hooks(void)
+{
+	prev_object_access_hook = object_access_hook;
+	object_access_hook = note_dropped_relation;
 }

@@ -344,6 +344,7 @@ extern void fps_txn_refuse_write_at_ts(Oid relid);
 extern FpsRelState *fps_txn_rel(Oid relid);
 extern FpsRelState *fps_txn_rel_find(Oid relid);
 extern void fps_txn_keep_lock(FpsRelState *rs, LOCKMODE mode);
+extern void fps_txn_keep_relation_lock(Oid relid, LOCKMODE mode);
 extern bool fps_txn_count_row_read(FpsRelState *rs);
 /* which limit a transaction reached by itself (fps_txn_pin_limit_reached) */
 typedef enum FpsPinLimit

@@ -985,30 +985,39 @@ fps_txn_rel(Oid relid)
 void
 fps_txn_keep_lock(FpsRelState *rs, LOCKMODE mode)
 {
+	if (likely(rs->kept_locks & (1 << mode)))
+		return;
+	fps_txn_keep_relation_lock(rs->relid, mode);
+	rs->kept_locks |= 1 << mode;
+}
+
+/*
+ * The same for a relation without state here (a parent scanned through,
+ * am/membership.c); the caller remembers that it kept it.
+ */
+void
+fps_txn_keep_relation_lock(Oid relid, LOCKMODE mode)
+{
 	ResourceOwner saved = CurrentResourceOwner;
 	LOCKTAG		tag;
 	LockAcquireResult result;
 
-	if (likely(rs->kept_locks & (1 << mode)))
+	if (GetCurrentTransactionNestLevel() <= 1)
 		return;
-	if (GetCurrentTransactionNestLevel() > 1)
+	SET_LOCKTAG_RELATION(tag, MyDatabaseId, relid);
+	CurrentResourceOwner = TopTransactionResourceOwner;
+	PG_TRY();
 	{
-		SET_LOCKTAG_RELATION(tag, MyDatabaseId, rs->relid);
-		CurrentResourceOwner = TopTransactionResourceOwner;
-		PG_TRY();
-		{
-			result = LockAcquire(&tag, mode, false, true);
-		}
-		PG_FINALLY();
-		{
-			CurrentResourceOwner = saved;
-		}
-		PG_END_TRY();
-		if (result == LOCKACQUIRE_NOT_AVAIL)
-			fps_abort(FPS_ABORT_LOCK_TIMEOUT, rs->relid);
-		fps_atomic_add(&fps_counters->kept_locks, 1);
+		result = LockAcquire(&tag, mode, false, true);
 	}
-	rs->kept_locks |= 1 << mode;
+	PG_FINALLY();
+	{
+		CurrentResourceOwner = saved;
+	}
+	PG_END_TRY();
+	if (result == LOCKACQUIRE_NOT_AVAIL)
+		fps_abort(FPS_ABORT_LOCK_TIMEOUT, relid);
+	fps_atomic_add(&fps_counters->kept_locks, 1);
 }
 
 /*
