@@ -325,6 +325,20 @@ map_find(fps_u64 key, uint32 *slot)
  */
 #define FPS_POOL_CHUNK 64
 
+/*
+ * The first loan is this small and each next one doubles, up to the
+ * chunk: a loan is reserved whether or not it is pinned, and a fixed 64
+ * let only max_pool_pins_per_role / 64 transactions past their own share
+ * at once, however few pins each needed (helper-22: 16 such transactions
+ * of one role with max_entries = 4096, the rest failing with 40001 at
+ * every retry while the exact table stood 92% empty).
+ */
+#define FPS_POOL_FIRST_LOAN 4
+
+/* what the pool held when it refused, for the DETAIL (fps_abort_pool_held) */
+static int	refused_role_pins = 0;
+static int	refused_pool_pins = 0;
+
 /* fps_txn.pins_refusal */
 typedef enum FpsPinRefusal
 {
@@ -433,9 +447,11 @@ pool_borrow(int chunk)
 	if (s < 0)
 		s = pool_find_role(roleid);
 	role_pins = s >= 0 ? fps_pool->slots[s].pins : 0;
+	pool_pins = (int) fps_atomic_load(&fps_counters->pool_pins);
+	refused_role_pins = role_pins;
+	refused_pool_pins = pool_pins;
 	if (role_pins >= pins_role_limit())
 		return FPS_PINS_ROLE_HELD;
-	pool_pins = (int) fps_atomic_load(&fps_counters->pool_pins);
 	if (pool_pins >= pins_pool_size)
 		return FPS_PINS_POOL_HELD;
 	chunk = Min(chunk, Min(pins_role_limit() - role_pins, pins_pool_size - pool_pins));
@@ -470,7 +486,7 @@ pin_budget_allows(void)
 		pin_budget_init();
 	if (fps_txn.nfine - pins_guaranteed < fps_txn.pool_reserved)
 		return true;
-	chunk = Min(FPS_POOL_CHUNK,
+	chunk = Min(Min(FPS_POOL_CHUNK, Max(FPS_POOL_FIRST_LOAN, fps_txn.pool_reserved)),
 				Min(pins_borrow_limit(), pins_role_limit()) - fps_txn.pool_reserved);
 	if (chunk <= 0)
 	{
@@ -648,20 +664,16 @@ fps_abort_pool_held(Oid relid)
 	Oid			me = GetAuthenticatedUserId();
 	Oid			top = InvalidOid;
 	int			top_pins = 0;
-	int			my_pins = 0;
-	int			total;
 	char	   *name;
 
+	/* the counts are those of the refusal: the holders may have ended */
 	LWLockAcquire(fps_pool->lock, LW_SHARED);
-	total = (int) fps_atomic_load(&fps_counters->pool_pins);
 	for (int i = 0; i < fps_pool->nslots; i++)
 	{
 		FpsPoolSlot *slot = &fps_pool->slots[i];
 
 		if (!OidIsValid(slot->roleid))
 			continue;
-		if (slot->roleid == me)
-			my_pins = slot->pins;
 		if (slot->pins > top_pins)
 		{
 			top = slot->roleid;
@@ -680,7 +692,7 @@ fps_abort_pool_held(Oid relid)
 				 errmsg("could not serialize access due to the role's other transactions holding its share of the fpsketch pin pool"),
 				 errdetail("A row of relation \"%s\" could not be pinned: the transactions of role \"%s\" hold %d pins of the shared pool, the most one role may hold (fpsketch.max_pool_pins_per_role = %d).",
 						   relname ? relname : "?", name ? name : "?",
-						   my_pins, pins_role_limit()),
+						   refused_role_pins, pins_role_limit()),
 				 errhint("The transaction might succeed if retried once the role's other transactions have ended; fpsketch_pool_pins shows what each role holds.")));
 	}
 	name = OidIsValid(top) ? GetUserNameFromId(top, true) : NULL;
@@ -688,7 +700,7 @@ fps_abort_pool_held(Oid relid)
 			(errcode(ERRCODE_T_R_SERIALIZATION_FAILURE),
 			 errmsg("could not serialize access due to other transactions holding the fpsketch pin pool"),
 			 errdetail("A row of relation \"%s\" could not be pinned: the shared pool is held by other transactions (%d of its %d pins); role \"%s\" holds the most, %d pins.",
-					   relname ? relname : "?", total, pins_pool_size,
+					   relname ? relname : "?", refused_pool_pins, pins_pool_size,
 					   name ? name : "?", top_pins),
 			 errhint("The transaction might succeed if retried once they have ended; fpsketch_pool_pins shows what each role holds, and pg_terminate_backend() or idle_in_transaction_session_timeout ends idle transactions.")));
 }
