@@ -160,15 +160,18 @@ fps_membership_lock_parents(Node *stmt, Oid *parent)
 	else if (IsA(stmt, CreateStmt))
 	{
 		CreateStmt *cs = (CreateStmt *) stmt;
+		bool		fpsketch_child;
 
 		/* PARTITION OF takes ACCESS EXCLUSIVE on the parent itself */
-		if (cs->partbound != NULL || cs->inhRelations == NIL ||
-			!creates_fpsketch_table(cs))
+		if (cs->partbound != NULL || cs->inhRelations == NIL)
 			return false;
+		/* a heap child may yet SET ACCESS METHOD fpsketch: the parent's tree counts */
+		fpsketch_child = creates_fpsketch_table(cs);
 		foreach(lc, cs->inhRelations)
 		{
 			Oid			locked = lock_parent_for_new_member((RangeVar *) lfirst(lc),
-															InvalidOid, true);
+															InvalidOid,
+															fpsketch_child);
 
 			if (OidIsValid(locked) && nlocked++ == 0)
 				*parent = locked;
