@@ -199,6 +199,8 @@ extern void fps_learn_shmem_startup(void);
 extern void fps_learn_updated_columns(Relation rel, FpsRelInfo *info, List *rtable);
 
 extern void fps_relinfo_register_callback(void);
+extern uint64 fps_relcache_invalidations;
+extern uint64 fps_relcache_invalidations_at_xact_end;
 extern FpsRelInfo *fps_relinfo(Relation rel);
 extern fps_u64 fps_key_from_slot(Relation rel, FpsRelInfo *info, TupleTableSlot *slot);
 extern fps_u64 fps_key_from_tid(Relation rel, ItemPointer tid);
@@ -317,6 +319,7 @@ typedef struct FpsTxn
 	fps_u64		ts;
 	Snapshot	ts_snapshot;	/* registered: holds the xmin horizon */
 	uint32		ts_generation;	/* tags this transaction's raised keys */
+	uint64		ts_relcache_invalidations;	/* before its ts snapshot, at least */
 	FpsTsRead  *ts_reads;		/* STO, MVTO: the keys read at ts */
 	int			nts_reads;
 	int			maxts_reads;

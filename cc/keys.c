@@ -436,6 +436,15 @@ typedef struct RelInfoEntry
 
 static HTAB *relinfo_by_relid = NULL;
 static int	relinfo_ninvalidated = 0;
+
+/*
+ * Relcache invalidations this backend has processed, and how many it had
+ * at the end of its last transaction (am/membership.c: a transaction that
+ * processed none since cannot have planned with a catalog newer than its
+ * first snapshot).
+ */
+uint64		fps_relcache_invalidations = 0;
+uint64		fps_relcache_invalidations_at_xact_end = 0;
 static FpsRelInfo *relinfo_retired = NULL;
 
 /*
@@ -475,6 +484,7 @@ free_retired_relinfos(XactEvent event, void *arg)
 				relinfo_retired = info->retired_next;
 				pfree(info);
 			}
+			fps_relcache_invalidations_at_xact_end = fps_relcache_invalidations;
 			break;
 		default:
 			break;
@@ -528,6 +538,7 @@ retire_dropped_relinfos(void)
 static void
 note_relcache_invalidation(Datum arg, Oid relid)
 {
+	fps_relcache_invalidations++;
 	if (relinfo_by_relid != NULL)
 	{
 		RelInfoEntry *entry;

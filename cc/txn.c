@@ -1264,6 +1264,8 @@ void
 fps_txn_begin_ts(Snapshot snapshot)
 {
 	fps_txn.ts_snapshot = RegisterSnapshotOnOwner(snapshot, TopTransactionResourceOwner);
+	/* the snapshot may be older than this call, not than the last end */
+	fps_txn.ts_relcache_invalidations = fps_relcache_invalidations_at_xact_end;
 	fps_txn.ts_mode = true;
 	fps_txn.mode_decided = true;
 	fps_txn.active = true;		/* the transaction's end resets the mode */
