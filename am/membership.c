@@ -73,17 +73,15 @@ fps_membership_has_fpsketch(Oid relid)
 }
 
 /*
- * Before the parent named rv gains member (InvalidOid: a table the
- * statement creates, fpsketch if new_is_fpsketch): ACCESS EXCLUSIVE on the
- * parent.  Only by its owner, whom the statement requires anyway: nobody
- * else may queue a lock that blocks the parent's readers.
+ * The tables related to relid through pg_inherits at any distance, nearest
+ * first: its ancestors (up) or its members (down), as snapshot shows them
+ * (NULL: the catalog snapshot).
  */
-/* The parents of relid, at any height, nearest first. */
 static List *
-ancestors_of(Oid relid)
+walk_inherits(Oid relid, bool up, Snapshot snapshot)
 {
 	Relation	inherits = table_open(InheritsRelationId, AccessShareLock);
-	List	   *ancestors = NIL;
+	List	   *found = NIL;
 	List	   *todo = list_make1_oid(relid);
 
 	while (todo != NIL)
@@ -94,24 +92,28 @@ ancestors_of(Oid relid)
 		HeapTuple	tup;
 
 		todo = list_delete_first(todo);
-		ScanKeyInit(&key, Anum_pg_inherits_inhrelid, BTEqualStrategyNumber,
-					F_OIDEQ, ObjectIdGetDatum(next));
-		scan = systable_beginscan(inherits, InheritsRelidSeqnoIndexId, true,
-								  NULL, 1, &key);
+		ScanKeyInit(&key, up ? Anum_pg_inherits_inhrelid : Anum_pg_inherits_inhparent,
+					BTEqualStrategyNumber, F_OIDEQ, ObjectIdGetDatum(next));
+		scan = systable_beginscan(inherits,
+								  up ? InheritsRelidSeqnoIndexId : InheritsParentIndexId,
+								  true, snapshot, 1, &key);
 		while (HeapTupleIsValid(tup = systable_getnext(scan)))
 		{
-			Oid			parent = ((Form_pg_inherits) GETSTRUCT(tup))->inhparent;
+			Form_pg_inherits form = (Form_pg_inherits) GETSTRUCT(tup);
+			Oid			other = up ? form->inhparent : form->inhrelid;
 
-			if (list_member_oid(ancestors, parent))
+			/* multiple inheritance: a table may be reached twice */
+			if (list_member_oid(found, other))
 				continue;
-			ancestors = lappend_oid(ancestors, parent);
-			todo = lappend_oid(todo, parent);
+			found = lappend_oid(found, other);
+			todo = lappend_oid(todo, other);
 		}
 		systable_endscan(scan);
 	}
 	table_close(inherits, AccessShareLock);
-	return ancestors;
+	return found;
 }
+
 
 /*
  * Before the parent named rv gains member (InvalidOid: a table the
@@ -142,7 +144,7 @@ lock_parent_for_new_member(RangeVar *rv, Oid member, bool new_is_fpsketch)
 	if (!(OidIsValid(member) ? fps_membership_has_fpsketch(member) : new_is_fpsketch) &&
 		!fps_membership_has_fpsketch(parent))
 		return InvalidOid;
-	ancestors = ancestors_of(parent);
+	ancestors = walk_inherits(parent, true, NULL);
 	ancestors = lcons_oid(parent, ancestors);
 	for (int i = list_length(ancestors) - 1; i >= 0; i--)
 		LockRelationOid(list_nth_oid(ancestors, i), AccessExclusiveLock);
@@ -242,35 +244,8 @@ fps_membership_lock_parents(Node *stmt, Oid *parent)
 static List *
 members_in(Oid parent, Snapshot snapshot)
 {
-	Relation	inherits = table_open(InheritsRelationId, AccessShareLock);
-	List	   *members = NIL;
-	List	   *todo = list_make1_oid(parent);
+	List	   *members = walk_inherits(parent, false, snapshot);
 
-	while (todo != NIL)
-	{
-		Oid			next = linitial_oid(todo);
-		ScanKeyData key;
-		SysScanDesc scan;
-		HeapTuple	tup;
-
-		todo = list_delete_first(todo);
-		ScanKeyInit(&key, Anum_pg_inherits_inhparent, BTEqualStrategyNumber,
-					F_OIDEQ, ObjectIdGetDatum(next));
-		scan = systable_beginscan(inherits, InheritsParentIndexId, true,
-								  snapshot, 1, &key);
-		while (HeapTupleIsValid(tup = systable_getnext(scan)))
-		{
-			Oid			member = ((Form_pg_inherits) GETSTRUCT(tup))->inhrelid;
-
-			/* multiple inheritance: a member may be reached twice */
-			if (list_member_oid(members, member))
-				continue;
-			members = lappend_oid(members, member);
-			todo = lappend_oid(todo, member);
-		}
-		systable_endscan(scan);
-	}
-	table_close(inherits, AccessShareLock);
 	list_sort(members, list_oid_cmp);
 	return members;
 }
