@@ -251,68 +251,130 @@ members_in(Oid parent, Snapshot snapshot)
 }
 
 /*
- * The parents this top-level transaction scanned through (by MyProc->lxid):
- * whether their lock is kept to the transaction's end, and whether a read
- * at ts checked their members.  Past the array's end a parent is only
- * looked at again.
+ * The tables this top-level transaction scanned (by MyProc->lxid): whether
+ * their lock is kept to the transaction's end, and whether a read at ts
+ * checked their members.  Past the array's end a table is only looked at
+ * again.
  */
-#define FPS_PARENTS_SEEN 32
-typedef struct ParentSeen
+#define FPS_TABLES_SEEN 32
+typedef struct TableSeen
 {
 	Oid			relid;
-	bool		is_parent;		/* partitioned, or has inheritance children */
 	bool		lock_kept;
 	bool		ts_checked;
-} ParentSeen;
+} TableSeen;
 
-static ParentSeen parents_seen[FPS_PARENTS_SEEN];
-static int	nparents_seen = 0;
-static LocalTransactionId parents_seen_lxid = InvalidLocalTransactionId;
-static ParentSeen parent_unrecorded;
+static TableSeen tables_seen[FPS_TABLES_SEEN];
+static int	ntables_seen = 0;
+static LocalTransactionId tables_seen_lxid = InvalidLocalTransactionId;
+static TableSeen table_unrecorded;
 
-static ParentSeen *
-parent_seen(RangeTblEntry *rte)
+static TableSeen *
+table_seen(Oid relid)
 {
-	ParentSeen *p;
+	TableSeen  *t;
 
-	if (parents_seen_lxid != MyProc->lxid)
+	if (tables_seen_lxid != MyProc->lxid)
 	{
-		parents_seen_lxid = MyProc->lxid;
-		nparents_seen = 0;
+		tables_seen_lxid = MyProc->lxid;
+		ntables_seen = 0;
 	}
-	for (int i = 0; i < nparents_seen; i++)
-		if (parents_seen[i].relid == rte->relid)
-			return &parents_seen[i];
-	p = nparents_seen < FPS_PARENTS_SEEN ?
-		&parents_seen[nparents_seen++] : &parent_unrecorded;
-	p->relid = rte->relid;
-
-	/*
-	 * Plain inheritance flattens the parents between the one named and the
-	 * leaves into the range table as non-parents (helper-24): those count
-	 * by their catalog flag.
-	 */
-	p->is_parent = rte->inh || rte->relkind == RELKIND_PARTITIONED_TABLE ||
-		has_subclass(rte->relid);
-	p->lock_kept = false;
-	p->ts_checked = false;
-	return p;
+	for (int i = 0; i < ntables_seen; i++)
+		if (tables_seen[i].relid == relid)
+			return &tables_seen[i];
+	t = ntables_seen < FPS_TABLES_SEEN ?
+		&tables_seen[ntables_seen++] : &table_unrecorded;
+	t->relid = relid;
+	t->lock_kept = false;
+	t->ts_checked = false;
+	return t;
 }
 
 /*
- * A statement about to run (fpsketch.c, ExecutorStart) scans through the
- * parents in its range table.
+ * Has relid the members (at any depth) it had at the transaction's ts
+ * snapshot, apart from the transaction's own changes?  An MVTO transaction
+ * that attached a partition reads through the parent at its ts (every MVTO
+ * transaction does), and must not fail on its own ATTACH at every retry:
+ * the ts snapshot is looked through with the current command id, as the
+ * transaction sees its own changes, for the scan's length.
+ */
+static bool
+members_unchanged_since_ts(Oid relid)
+{
+	Snapshot	ts_snapshot = fps_txn.ts_snapshot;
+	CommandId	saved = ts_snapshot->curcid;
+	List	   *then;
+	List	   *now;
+	bool		same;
+
+	ts_snapshot->curcid = GetCurrentCommandId(false);
+	PG_TRY();
+	{
+		then = members_in(relid, ts_snapshot);
+	}
+	PG_FINALLY();
+	{
+		ts_snapshot->curcid = saved;
+	}
+	PG_END_TRY();
+	now = members_in(relid, NULL);
+	same = equal(then, now);
+	list_free(then);
+	list_free(now);
+	return same;
+}
+
+/*
+ * Could a scan of this range-table entry reach members?  Not a plain table
+ * that is a partition (it cannot have any).  The plan's inh flag does not
+ * tell: the planner clears it for a table whose relhassubclass is unset,
+ * which ANALYZE does once the last member is gone (helper-25), and a table
+ * without members may gain some.  An entry read with ONLY is taken along.
+ */
+static bool
+may_have_members(RangeTblEntry *rte)
+{
+	if (rte->inh || rte->relkind == RELKIND_PARTITIONED_TABLE ||
+		rte->relkind == RELKIND_FOREIGN_TABLE)
+		return true;
+	return rte->relkind == RELKIND_RELATION && !get_rel_relispartition(rte->relid);
+}
+
+/* Does the statement read or write an fpsketch table? */
+static bool
+reads_fpsketch(PlannedStmt *stmt)
+{
+	ListCell   *lc;
+
+	foreach(lc, stmt->rtable)
+	{
+		RangeTblEntry *rte = (RangeTblEntry *) lfirst(lc);
+
+		if (rte->rtekind == RTE_RELATION && rte->relkind == RELKIND_RELATION &&
+			fps_relam_is_fpsketch(rte->relid))
+			return true;
+	}
+	return false;
+}
+
+/*
+ * A statement about to run (fpsketch.c, ExecutorStart) scans the tables of
+ * its range table.
  *
- * Their ACCESS SHARE lock is what makes a new member wait for this
- * transaction (lock_parent_for_new_member), so it is kept to the end of
- * the top-level transaction, as the fpsketch tables' own locks are
- * (fps_txn_keep_lock): a ROLLBACK TO would otherwise release it
- * (helper-23).  Whatever the parent's members are now: an fpsketch member
- * may be attached later (helper-24).
+ * A table's ACCESS SHARE lock is what makes a new member of it wait for
+ * this transaction (lock_parent_for_new_member), so in a subtransaction it
+ * is kept to the end of the top-level transaction, as the fpsketch tables'
+ * own locks are (fps_txn_keep_lock): a ROLLBACK TO would otherwise release
+ * it (helper-23).  Every table's, heap ones too, whatever its members are
+ * now: any may gain an fpsketch member later (helpers 24 and 25), and the
+ * middle levels of plain inheritance are plain entries of the plan.  Only
+ * in a transaction that uses fpsketch tables, or a statement that does: a
+ * heap-only transaction keeps PostgreSQL's behaviour, and its reads are
+ * not ordered anyway.
  *
- * A transaction that reads at a timestamp must find every parent with the
- * members (at any depth) it had at the transaction's first snapshot; the
- * kept lock keeps them so afterwards.
+ * A transaction that reads at a timestamp must find every table it scans
+ * with the members (at any depth) it had at the transaction's first
+ * snapshot; the kept lock keeps them so afterwards.
  */
 void
 fps_membership_statement_start(PlannedStmt *stmt)
@@ -321,10 +383,8 @@ fps_membership_statement_start(PlannedStmt *stmt)
 	bool		at_ts = fps_txn.mode_decided && fps_txn.ts_mode &&
 		fps_txn.ts_snapshot != NULL;
 	bool		catalog_may_be_newer;
+	bool		keep_locks;
 	ListCell   *lc;
-
-	if (!nested && !at_ts)
-		return;
 
 	/*
 	 * A change of members commits, becomes visible, and then sends relcache
@@ -337,37 +397,27 @@ fps_membership_statement_start(PlannedStmt *stmt)
 	 */
 	catalog_may_be_newer = at_ts &&
 		fps_relcache_invalidations != fps_txn.ts_relcache_invalidations;
+	if (!nested && !catalog_may_be_newer)
+		return;
+	keep_locks = nested && (fps_txn.active || reads_fpsketch(stmt));
 	foreach(lc, stmt->rtable)
 	{
 		RangeTblEntry *rte = (RangeTblEntry *) lfirst(lc);
-		ParentSeen *p;
+		TableSeen  *t;
 
 		if (rte->rtekind != RTE_RELATION)
 			continue;
-		if (!rte->inh && !nested)
-			continue;
-		p = parent_seen(rte);
-		if (!p->is_parent)
-			continue;
-		if (!p->lock_kept && nested)
+		t = table_seen(rte->relid);
+		if (nested && !t->lock_kept && keep_locks)
 		{
 			fps_txn_keep_relation_lock(rte->relid, AccessShareLock);
-			p->lock_kept = true;
+			t->lock_kept = true;
 		}
-		if (at_ts && rte->inh && !p->ts_checked)
+		if (catalog_may_be_newer && !t->ts_checked)
 		{
-			if (catalog_may_be_newer)
-			{
-				List	   *then = members_in(rte->relid, fps_txn.ts_snapshot);
-				List	   *now = members_in(rte->relid, NULL);
-				bool		same = equal(then, now);
-
-				list_free(then);
-				list_free(now);
-				if (!same)
-					fps_abort_members_changed(rte->relid);
-			}
-			p->ts_checked = true;
+			if (may_have_members(rte) && !members_unchanged_since_ts(rte->relid))
+				fps_abort_members_changed(rte->relid);
+			t->ts_checked = true;
 		}
 	}
 }
