@@ -262,6 +262,7 @@ typedef struct TableSeen
 	Oid			relid;
 	bool		lock_kept;
 	bool		ts_checked;
+	int8		is_fpsketch;	/* -1: not looked up yet */
 } TableSeen;
 
 static TableSeen tables_seen[FPS_TABLES_SEEN];
@@ -287,6 +288,7 @@ table_seen(Oid relid)
 	t->relid = relid;
 	t->lock_kept = false;
 	t->ts_checked = false;
+	t->is_fpsketch = -1;
 	return t;
 }
 
@@ -340,7 +342,10 @@ may_have_members(RangeTblEntry *rte)
 	return rte->relkind == RELKIND_RELATION && !get_rel_relispartition(rte->relid);
 }
 
-/* Does the statement read or write an fpsketch table? */
+/*
+ * Does the statement read or write an fpsketch table?  Each table looked up
+ * once a transaction: every statement of a PL/pgSQL EXCEPTION block asks.
+ */
 static bool
 reads_fpsketch(PlannedStmt *stmt)
 {
@@ -349,9 +354,14 @@ reads_fpsketch(PlannedStmt *stmt)
 	foreach(lc, stmt->rtable)
 	{
 		RangeTblEntry *rte = (RangeTblEntry *) lfirst(lc);
+		TableSeen  *t;
 
-		if (rte->rtekind == RTE_RELATION && rte->relkind == RELKIND_RELATION &&
-			fps_relam_is_fpsketch(rte->relid))
+		if (rte->rtekind != RTE_RELATION || rte->relkind != RELKIND_RELATION)
+			continue;
+		t = table_seen(rte->relid);
+		if (t->is_fpsketch < 0)
+			t->is_fpsketch = fps_relam_is_fpsketch(rte->relid) ? 1 : 0;
+		if (t->is_fpsketch)
 			return true;
 	}
 	return false;
