@@ -398,12 +398,17 @@ fps_membership_statement_start(PlannedStmt *stmt)
 
 	/*
 	 * A change of members commits, becomes visible, and then sends relcache
-	 * invalidations; one made after the ts snapshot reaches this backend's
-	 * plans only through them.  Without any since the end of the last
-	 * transaction (before the snapshot), the members are those of ts, and
-	 * the catalog scans of members_in(), two per level of the tree, are
-	 * spared (helper-24: a READ ONLY point select through 200 partitions
-	 * ran at a quarter of its speed).
+	 * invalidations; one committed after the transaction's ts was drawn (at
+	 * its first read, in this transaction) reaches this backend's plans
+	 * only through them.  Without any since the end of the last
+	 * transaction, the members are those of ts, and the catalog scans of
+	 * members_in(), two per level of the tree, are spared (helper-24: a
+	 * READ ONLY point select through 200 partitions ran at a quarter of its
+	 * speed).  The statements before the first read need no check at all,
+	 * whatever snapshot they read on (REPEATABLE READ's, taken before the
+	 * first statement's locks, or an imported one): the ts is drawn after
+	 * their locks, so after any change their plans show
+	 * (specs/membership-first-statement, t/019_membership_snapshots.pl).
 	 */
 	catalog_may_be_newer = at_ts &&
 		fps_relcache_invalidations != fps_txn.ts_relcache_invalidations;
