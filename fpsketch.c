@@ -593,11 +593,11 @@ fps_process_utility(PlannedStmt *pstmt, const char *queryString,
 	PG_END_TRY();
 
 	if (may_change_keys && fps_sketch != NULL && IsTransactionState())
-		fps_txn_note_untracked_write(altered);
+		fps_txn_note_untracked_write_everywhere(altered);
 	if (adds_members && IsTransactionState())
-		fps_txn_note_untracked_write(parent);
+		fps_txn_note_untracked_write_everywhere(parent);
 	if (changes_members && IsTransactionState())
-		fps_txn_note_untracked_write(altered);
+		fps_txn_note_untracked_write_everywhere(altered);
 
 	/*
 	 * PostgreSQL has recorded the outcome and removed the transaction from

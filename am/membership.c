@@ -457,7 +457,13 @@ note_dropped_relation(ObjectAccessType access, Oid classId, Oid objectId,
 	if (access == OAT_DROP && classId == RelationRelationId && subId == 0 &&
 		IsTransactionState() && fps_relam_is_fpsketch(objectId) &&
 		get_rel_persistence(objectId) != RELPERSISTENCE_TEMP)
-		fps_txn_note_untracked_write(objectId);
+	{
+		/* a member leaves its parents' scans: their readers see it go */
+		if (has_superclass(objectId))
+			fps_txn_note_untracked_write_everywhere(objectId);
+		else
+			fps_txn_note_untracked_write(objectId);
+	}
 }
 
 void

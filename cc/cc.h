@@ -147,6 +147,7 @@ extern void fps_require_shmem(void);
 typedef struct FpsPrefixIndex
 {
 	Oid			indexoid;
+	uint32		key_class;		/* its table's (fps_relation_key_class) */
 	bool		is_hash;		/* hash index: only the full key is a prefix */
 	bool		is_unique;
 	bool		has_gaps;		/* btree on NOT NULL columns: gap keys */
@@ -161,6 +162,7 @@ typedef struct FpsPrefixIndex
 typedef struct FpsRelInfo
 {
 	Oid			relid;
+	uint32		key_class;		/* of every key of the relation */
 	bool		tracked;		/* permanent fpsketch relation */
 	bool		by_tid;			/* no primary key / replica identity index */
 	int			nkeys;
@@ -204,6 +206,7 @@ extern uint64 fps_relcache_invalidations_at_xact_end;
 extern FpsRelInfo *fps_relinfo(Relation rel);
 extern fps_u64 fps_key_from_slot(Relation rel, FpsRelInfo *info, TupleTableSlot *slot);
 extern fps_u64 fps_key_from_tid(Relation rel, ItemPointer tid);
+extern uint32 fps_relation_key_class(Oid relid);
 extern FpsPrefixIndex *fps_prefix_index(FpsRelInfo *info, Oid indexoid);
 extern uint64 fps_hash_value(struct TypeCacheEntry *type, Oid collation, Datum value, bool isnull);
 extern fps_u64 fps_prefix_key(FpsPrefixIndex *index, int nprefix, const uint64 *hashes);
@@ -285,6 +288,9 @@ typedef struct FpsTsRead
 	bool		predicate;
 } FpsTsRead;
 
+/* untracked writes of more relations than this raise the floor everywhere */
+#define FPS_MAX_FLOOR_CLASSES 16
+
 typedef struct FpsTxn
 {
 	FpsAccess  *accesses;
@@ -295,6 +301,9 @@ typedef struct FpsTxn
 	bool		active;			/* touched an fpsketch table */
 	bool		validated;		/* PRE_COMMIT succeeded, commit_ts valid */
 	bool		raise_floor;	/* wrote past per-key tracking (DDL, bulk) */
+	bool		floor_everywhere;	/* raise the floor of every key */
+	int			nfloor_classes; /* else of the key classes of those writes */
+	uint32		floor_classes[FPS_MAX_FLOOR_CLASSES];
 	FpsRelState *rels;			/* the relations touched */
 	int			nrels;
 	int			maxrels;
@@ -337,6 +346,8 @@ extern bool fps_txn_read_replaceable(const FpsAccess *access, uint32 statement);
 extern void fps_txn_forget_read(FpsAccess *access, FpsAccess *saved);
 extern void fps_txn_restore_read(const FpsAccess *saved);
 extern void fps_txn_note_untracked_write(Oid relid);
+extern void fps_txn_note_untracked_write_everywhere(Oid relid);
+extern void fps_txn_raise_floor(FpsTxn *txn, fps_u64 ts);
 
 /* lock owners recorded in entries (STO, MVTO dirty marks): PGPROC number + 1 */
 #define FPS_MY_LOCK_OWNER ((fps_u32) MyProc->pgprocno + 1)

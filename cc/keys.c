@@ -59,6 +59,27 @@
 #define FPS_SEED_GAP_KEY	UINT64_C(0x6670732067617020)
 #define FPS_SEED_GAP_END_KEY UINT64_C(0x6670732067656e20)
 #define FPS_SEED_GAP_ESCALATION_KEY UINT64_C(0x6670732067657320)
+#define FPS_SEED_KEY_CLASS	UINT64_C(0x66707320636c7320)
+
+/*
+ * Every key of a relation (rows, column groups, predicates of the relation
+ * and of its indexes) is in the relation's key class, so that a floor
+ * raised for the relation's untracked writes (fps_raise_class_floor) covers
+ * them all and leaves the keys of nearly every other relation alone.
+ */
+uint32
+fps_relation_key_class(Oid relid)
+{
+	struct
+	{
+		Oid			dbid;
+		Oid			relid;
+	}			buf;
+
+	buf.dbid = MyDatabaseId;
+	buf.relid = relid;
+	return fps_key_class(XXH3_64bits_withSeed(&buf, sizeof(buf), FPS_SEED_KEY_CLASS));
+}
 
 /* The key of a row's column group: group 0 is the row key itself. */
 fps_u64
@@ -75,7 +96,8 @@ fps_group_key(fps_u64 row_key, int group)
 	memset(&buf, 0, sizeof(buf));
 	buf.row_key = row_key;
 	buf.group = group;
-	return XXH3_64bits_withSeed(&buf, sizeof(buf), FPS_SEED_GROUP_KEY);
+	return fps_key_in_class(XXH3_64bits_withSeed(&buf, sizeof(buf), FPS_SEED_GROUP_KEY),
+							fps_key_class(row_key));
 }
 
 uint64
@@ -114,6 +136,7 @@ fill_prefix_indexes(Relation rel, FpsRelInfo *info)
 		pi = &info->prefix[info->nprefix];
 		memset(pi, 0, sizeof(*pi));
 		pi->indexoid = RelationGetRelid(indexrel);
+		pi->key_class = info->key_class;
 		pi->is_hash = indexrel->rd_rel->relam == HASH_AM_OID;
 		pi->is_unique = indexrel->rd_index->indisunique;
 		pi->nkeys = indexrel->rd_index->indnkeyatts;
@@ -189,9 +212,10 @@ index_key(FpsPrefixIndex *index, int nprefix, const uint64 *hashes, int nhashes,
 	buf.indexoid = index->indexoid;
 	buf.nprefix = nprefix;
 	memcpy(buf.hashes, hashes, sizeof(uint64) * nhashes);
-	return XXH3_64bits_withSeed(&buf,
-								offsetof(typeof(buf), hashes) + sizeof(uint64) * nhashes,
-								seed);
+	return fps_key_in_class(XXH3_64bits_withSeed(&buf,
+												 offsetof(typeof(buf), hashes) +
+												 sizeof(uint64) * nhashes, seed),
+							index->key_class);
 }
 
 /* The phantom key of index's equality prefix of nprefix columns. */
@@ -237,7 +261,9 @@ fps_gap_escalation_key(FpsPrefixIndex *index, int nprefix)
 	buf.dbid = MyDatabaseId;
 	buf.indexoid = index->indexoid;
 	buf.nprefix = nprefix;
-	return XXH3_64bits_withSeed(&buf, sizeof(buf), FPS_SEED_GAP_ESCALATION_KEY);
+	return fps_key_in_class(XXH3_64bits_withSeed(&buf, sizeof(buf),
+												 FPS_SEED_GAP_ESCALATION_KEY),
+							index->key_class);
 }
 
 static fps_u64
@@ -251,7 +277,8 @@ relation_key(Oid relid, fps_u64 seed)
 
 	buf.dbid = MyDatabaseId;
 	buf.relid = relid;
-	return XXH3_64bits_withSeed(&buf, sizeof(buf), seed);
+	return fps_key_in_class(XXH3_64bits_withSeed(&buf, sizeof(buf), seed),
+							fps_relation_key_class(relid));
 }
 
 static void
@@ -612,6 +639,7 @@ build_relinfo(Relation rel)
 	info->natts = RelationGetNumberOfAttributes(rel);
 	info->ngroups = 1;
 	info->relid = RelationGetRelid(rel);
+	info->key_class = fps_relation_key_class(info->relid);
 	info->tracked = rel->rd_rel->relpersistence != RELPERSISTENCE_TEMP &&
 		rel->rd_rel->relkind == RELKIND_RELATION;
 	info->by_tid = true;
@@ -736,9 +764,11 @@ fps_key_from_slot(Relation rel, FpsRelInfo *info, TupleTableSlot *slot)
 		buf.hashes[i] = fps_hash_value(info->types[i], info->collations[i],
 									   value, isnull);
 	}
-	return XXH3_64bits_withSeed(&buf,
-								offsetof(typeof(buf), hashes) + sizeof(uint64) * info->nkeys,
-								FPS_SEED_ROW_KEY);
+	return fps_key_in_class(XXH3_64bits_withSeed(&buf,
+												 offsetof(typeof(buf), hashes) +
+												 sizeof(uint64) * info->nkeys,
+												 FPS_SEED_ROW_KEY),
+							info->key_class);
 }
 
 fps_u64
@@ -756,5 +786,6 @@ fps_key_from_tid(Relation rel, ItemPointer tid)
 	buf.relid = RelationGetRelid(rel);
 	buf.block = ItemPointerGetBlockNumber(tid);
 	buf.offset = ItemPointerGetOffsetNumber(tid);
-	return XXH3_64bits_withSeed(&buf, sizeof(buf), FPS_SEED_TID_KEY);
+	return fps_key_in_class(XXH3_64bits_withSeed(&buf, sizeof(buf), FPS_SEED_TID_KEY),
+							fps_relation_key_class(buf.relid));
 }

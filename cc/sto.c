@@ -71,9 +71,9 @@ sto_begin(FpsTxn *txn)
 	txn->sto_ts = fps_atomic_add(&fps_counters->sto_clock, 1);
 
 	/* keys seeded from the floor must not look written in our future */
-	if (txn->sto_ts <= fps_floor(fps_sketch))
+	if (txn->sto_ts <= fps_max_floor(fps_sketch))
 	{
-		fps_atomic_max(&fps_counters->sto_clock, fps_floor(fps_sketch) + 1);
+		fps_atomic_max(&fps_counters->sto_clock, fps_max_floor(fps_sketch) + 1);
 		txn->sto_ts = fps_atomic_add(&fps_counters->sto_clock, 1);
 	}
 }
@@ -399,7 +399,7 @@ validate_ts_reads_at_floor(FpsTxn *txn)
 		if (failed != FPS_NUM_ABORT_REASONS)
 			fps_abort_at_floor(failed, r->relid,
 							   failed != FPS_ABORT_VALIDATE_LOCKED &&
-							   fps_floor(fps_sketch) > txn->sto_ts);
+							   fps_key_floor(fps_sketch, r->key) > txn->sto_ts);
 	}
 }
 
@@ -442,7 +442,7 @@ sto_pre_commit(FpsTxn *txn)
 		 */
 		validate_reads_at_floor(txn);
 		validate_ts_reads_at_floor(txn);
-		fps_raise_floor(fps_sketch, txn->commit_ts);
+		fps_txn_raise_floor(txn, txn->commit_ts);
 		fps_atomic_add(&fps_counters->floor_raises, 1);
 		show_commit_ts_before_visible(txn);
 	}

@@ -428,7 +428,7 @@ tictoc_validate(FpsTxn *txn)
 	 */
 	if (txn->raise_floor)
 	{
-		fps_raise_floor(fps_sketch, commit_ts);
+		fps_txn_raise_floor(txn, commit_ts);
 		fps_atomic_add(&fps_counters->floor_raises, 1);
 	}
 

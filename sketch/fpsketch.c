@@ -62,6 +62,8 @@ struct FPSketch
 	volatile fps_u64 *readers;	/* rows x readers_cols readers_rts cells */
 	/* atomics */
 	volatile fps_u64 floor_ts;
+	volatile fps_u64 class_floor_max;	/* the largest class floor */
+	volatile fps_u64 class_floor[FPS_KEY_CLASSES];
 	volatile fps_u64 nused;
 	volatile fps_u64 nused_hwm;
 	volatile fps_u64 npinned;
@@ -358,6 +360,49 @@ fps_raise_floor(FPSketch *fps, fps_u64 ts)
 	fps_atomic_max(&fps->floor_ts, ts);
 }
 
+/*
+ * The class's floor first: a pin that sees the new class_floor_max then
+ * finds the class floor raised (key_floor loads them in the other order).
+ */
+void
+fps_raise_class_floor(FPSketch *fps, fps_u32 key_class, fps_u64 ts)
+{
+	fps_atomic_max(&fps->class_floor[key_class % FPS_KEY_CLASSES], ts);
+	fps_atomic_max(&fps->class_floor_max, ts);
+}
+
+/* The floor under key's timestamps: the global one or its class's. */
+static inline fps_u64
+key_floor(FPSketch *fps, fps_u64 key)
+{
+	fps_u64		floor_ts = fps_atomic_load(&fps->floor_ts);
+
+	if (fps_atomic_load(&fps->class_floor_max) > floor_ts)
+	{
+		fps_u64		class_floor = fps_atomic_load(&fps->class_floor[fps_key_class(key)]);
+
+		if (class_floor > floor_ts)
+			floor_ts = class_floor;
+	}
+	return floor_ts;
+}
+
+fps_u64
+fps_key_floor(FPSketch *fps, fps_u64 key)
+{
+	return key_floor(fps, key);
+}
+
+/* The largest floor of any key. */
+fps_u64
+fps_max_floor(FPSketch *fps)
+{
+	fps_u64		floor_ts = fps_atomic_load(&fps->floor_ts);
+	fps_u64		class_floor = fps_atomic_load(&fps->class_floor_max);
+
+	return class_floor > floor_ts ? class_floor : floor_ts;
+}
+
 /* The exact table's number of entries (max_entries). */
 fps_u64
 fps_capacity(FPSketch *fps)
@@ -378,7 +423,7 @@ fps_floor(FPSketch *fps)
 fps_u64
 fps_max_timestamp(FPSketch *fps)
 {
-	fps_u64		max_ts = fps_atomic_load(&fps->floor_ts);
+	fps_u64		max_ts = fps_max_floor(fps);
 	fps_u64		ncells = (fps_u64) fps->config.sketch_rows * fps->config.sketch_cols;
 	fps_u64		nreaders = (fps_u64) fps->config.sketch_rows * fps->config.readers_cols;
 	fps_u64		i;
@@ -429,7 +474,7 @@ note_max(volatile fps_u64 *hwm, fps_u64 v)
 static void
 apply_floor(FPSketch *fps, FpsEntry *e)
 {
-	fps_u64		floor_ts = fps_atomic_load(&fps->floor_ts);
+	fps_u64		floor_ts = key_floor(fps, e->key);
 	fps_u64		word = fps_atomic_load(&e->word);
 	fps_u64		wts = fps_word_wts(word);
 	fps_u64		rts = fps_word_rts(word);
@@ -542,7 +587,7 @@ fps_incref(FPSketch *fps, fps_u64 key)
 
 	/* seed from the sketch: an over-approximation, never less than PUT */
 	fps_sketch_get(fps, key, &wts, &rts);
-	floor_ts = fps_atomic_load(&fps->floor_ts);
+	floor_ts = key_floor(fps, key);
 	if (wts < floor_ts)
 		wts = floor_ts;
 	e->key = key;
@@ -653,7 +698,7 @@ fps_get_stats(FPSketch *fps, FpsStats *s)
 	s->entries_hwm = fps_atomic_load(&fps->nused_hwm);
 	s->pinned = fps_atomic_load(&fps->npinned);
 	s->pinned_hwm = fps_atomic_load(&fps->npinned_hwm);
-	s->floor_ts = fps_atomic_load(&fps->floor_ts);
+	s->floor_ts = fps_max_floor(fps);
 	for (i = 0; i < ncells; i++)
 		if (fps_atomic_load(&fps->cells[i].rts) != 0)
 			s->sketch_cells_used++;

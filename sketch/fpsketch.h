@@ -207,7 +207,7 @@ typedef struct FpsStats
 	fps_u64		pinned;			/* entries with refcount > 0 now */
 	fps_u64		pinned_hwm;
 	fps_u64		sketch_cells_used;	/* cells with a nonzero rts */
-	fps_u64		floor_ts;
+	fps_u64		floor_ts;		/* the highest floor of any key class */
 	/* event counts since reset */
 	fps_u64		increfs;
 	fps_u64		decrefs;
@@ -233,8 +233,27 @@ extern void fps_sketch_put(FPSketch *fps, fps_u64 key, fps_u64 wts, fps_u64 rts)
 extern void fps_sketch_get(FPSketch *fps, fps_u64 key, fps_u64 *wts, fps_u64 *rts);
 extern fps_u64 fps_readers_get(FPSketch *fps, fps_u64 key);
 
+/*
+ * Floors.  A writer that bypassed per-key tracking raises a floor under
+ * the timestamps of every key it may have written that nobody pins
+ * (apply_floor): the floor stands for a write at that timestamp.  The
+ * global floor covers every key; a class floor only the keys of one class,
+ * the top FPS_KEY_CLASS_BITS bits of a key, which the caller gives a
+ * meaning (fpsketch: the relation a key belongs to, so that DDL on one
+ * table leaves the keys of the others alone).
+ */
+#define FPS_KEY_CLASS_BITS	12
+#define FPS_KEY_CLASSES		(1U << FPS_KEY_CLASS_BITS)
+#define fps_key_class(key)	((fps_u32) ((key) >> (64 - FPS_KEY_CLASS_BITS)))
+#define fps_key_in_class(hash, key_class) \
+	(((hash) & (UINT64_MAX >> FPS_KEY_CLASS_BITS)) | \
+	 ((fps_u64) (key_class) << (64 - FPS_KEY_CLASS_BITS)))
+
 extern void fps_raise_floor(FPSketch *fps, fps_u64 ts);
+extern void fps_raise_class_floor(FPSketch *fps, fps_u32 key_class, fps_u64 ts);
 extern fps_u64 fps_floor(FPSketch *fps);
+extern fps_u64 fps_key_floor(FPSketch *fps, fps_u64 key);
+extern fps_u64 fps_max_floor(FPSketch *fps);
 extern fps_u64 fps_capacity(FPSketch *fps);
 extern fps_u64 fps_max_timestamp(FPSketch *fps);
 

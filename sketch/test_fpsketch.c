@@ -916,6 +916,81 @@ unit_floor(TestCase *tc, const VariantInfo *v, TestCase *memory_case)
 }
 
 /*
+ * fps_raise_class_floor: only the keys of that class (the top bits) are
+ * raised, new or re-pinned; the global floor still covers every class, and
+ * fps_max_timestamp sees the class floor.
+ */
+static void
+unit_class_floor(TestCase *tc, const VariantInfo *v, TestCase *memory_case)
+{
+	TestSketch	ts;
+	UnitCounts	c = {0};
+	const fps_u64 class_floor = 20000;
+	const fps_u64 global_floor = 300;
+	const fps_u32 raised = 7;
+	const fps_u64 in_raised = fps_key_in_class(UINT64_C(0x1234567), raised);
+	const fps_u64 in_raised_new = fps_key_in_class(UINT64_C(0x7654321), raised);
+	const fps_u64 in_other = fps_key_in_class(UINT64_C(0x1234567), raised + 1);
+	const fps_u64 in_other_new = fps_key_in_class(UINT64_C(0x7654321), raised + 1);
+	FpsEntry   *e;
+	fps_u64		word;
+
+	sketch_open(&ts, v, 64, 4, 64, memory_case);
+	CHECK(tc, fps_key_class(in_raised) == raised && fps_key_class(in_other) == raised + 1,
+		  "key classes %u and %u", fps_key_class(in_raised), fps_key_class(in_other));
+	for (int i = 0; i < 2; i++)
+	{
+		e = unit_pin(&ts, &c, i == 0 ? in_raised : in_other);
+		if (e == NULL)
+		{
+			CHECK(tc, false, "INCREF refused on an empty table");
+			sketch_close(&ts);
+			return;
+		}
+		install(tc, e, fps_word_make(false, 100, 200));
+		unit_unpin(&ts, &c, e);
+	}
+
+	fps_raise_class_floor(ts.fps, raised, class_floor);
+	fps_raise_floor(ts.fps, global_floor);
+	CHECK(tc, fps_key_floor(ts.fps, in_raised) == class_floor &&
+		  fps_key_floor(ts.fps, in_other) == global_floor &&
+		  fps_max_floor(ts.fps) == class_floor && fps_floor(ts.fps) == global_floor,
+		  "floors: class %u %llu, class %u %llu, max %llu, global %llu",
+		  raised, (ull) fps_key_floor(ts.fps, in_raised), raised + 1,
+		  (ull) fps_key_floor(ts.fps, in_other), (ull) fps_max_floor(ts.fps),
+		  (ull) fps_floor(ts.fps));
+	CHECK(tc, fps_max_timestamp(ts.fps) >= class_floor,
+		  "max timestamp %llu below the class floor %llu",
+		  (ull) fps_max_timestamp(ts.fps), (ull) class_floor);
+
+	for (int i = 0; i < 4; i++)
+	{
+		fps_u64		key = i == 0 ? in_raised : i == 1 ? in_raised_new :
+			i == 2 ? in_other : in_other_new;
+		bool		in_class = i < 2;
+
+		e = unit_pin(&ts, &c, key);
+		word = e ? load(e) : 0;
+		if (in_class)
+			CHECK(tc, e != NULL && fps_word_wts(word) >= class_floor &&
+				  fps_entry_written_wts(e, word) >= class_floor,
+				  "key %d of the raised class has (%llu, %llu) under its floor %llu",
+				  i, (ull) fps_word_wts(word), (ull) fps_word_rts(word), (ull) class_floor);
+		else
+			CHECK(tc, e != NULL && fps_word_wts(word) >= global_floor &&
+				  fps_word_wts(word) < class_floor,
+				  "key %d of another class has (%llu, %llu): raised by class %u's floor",
+				  i, (ull) fps_word_wts(word), (ull) fps_word_rts(word), raised);
+		if (e != NULL)
+			unit_unpin(&ts, &c, e);
+	}
+	check_quiescent(tc, &ts, "class floor", c.increfs, c.refused, c.decrefs,
+					0, class_floor);
+	sketch_close(&ts);
+}
+
+/*
  * The install record: a read of a version knows whether the entry was
  * overwritten since (fps_entry_overwritten), and whether the install that
  * replaced it came after a given timestamp; a second install, or a fresh
@@ -1215,6 +1290,7 @@ test_unit(const VariantInfo *v, TestCase *memory_case)
 	unit_entry_lifecycle(tc, v, memory_case);
 	unit_table_full(tc, v, memory_case);
 	unit_floor(tc, v, memory_case);
+	unit_class_floor(tc, v, memory_case);
 	unit_lock_leak(tc, v, memory_case);
 	unit_install_record(tc, v, memory_case);
 	unit_written_wts(tc, v, memory_case);
