@@ -180,7 +180,7 @@ fps_fresher_snapshot(Snapshot snapshot)
 fps_u64
 fps_read_predicate_key(FpsRelInfo *info, fps_u64 key, bool is_prefix)
 {
-	FpsAccess  *access = is_prefix ? fps_txn_try_access(key, info->relid) : NULL;
+	FpsAccess  *access = is_prefix ? fps_txn_try_read_access(key, info->relid) : NULL;
 
 	/* past the pin budget, an equality prefix widens to the whole relation */
 	if (access == NULL)

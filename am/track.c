@@ -222,7 +222,7 @@ fps_track_read(Relation rel, TupleTableSlot *slot, bool unique_check)
 	{
 		if (!(groups & (1 << g)))
 			continue;
-		access = fps_txn_try_access(fps_group_key(key, g), info->relid);
+		access = fps_txn_try_read_access(fps_group_key(key, g), info->relid);
 		if (access == NULL)
 		{
 			/* the pin budget is spent: the groups read so far stay */

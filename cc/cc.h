@@ -341,6 +341,7 @@ extern int	fps_ddl_depth;
 extern bool fps_tracking_active(Relation rel, FpsRelInfo **info);
 extern FpsAccess *fps_txn_access(fps_u64 key, Oid relid);
 extern FpsAccess *fps_txn_try_access(fps_u64 key, Oid relid);
+extern FpsAccess *fps_txn_try_read_access(fps_u64 key, Oid relid);
 extern FpsAccess *fps_txn_lookup(fps_u64 key);
 extern bool fps_txn_read_replaceable(const FpsAccess *access, uint32 statement);
 extern void fps_txn_forget_read(FpsAccess *access, FpsAccess *saved);
