@@ -33,11 +33,18 @@
 #include "access/genam.h"
 #include "access/htup_details.h"
 #include "access/table.h"
+#include "catalog/index.h"
 #include "catalog/indexing.h"
-#include "catalog/objectaccess.h"
 #include "catalog/namespace.h"
+#include "catalog/objectaccess.h"
+#include "catalog/objectaddress.h"
+#include "catalog/pg_attrdef.h"
 #include "catalog/pg_class.h"
+#include "catalog/pg_constraint.h"
 #include "catalog/pg_inherits.h"
+#include "catalog/pg_policy.h"
+#include "catalog/pg_rewrite.h"
+#include "catalog/pg_trigger.h"
 #include "commands/tablecmds.h"
 #include "miscadmin.h"
 #include "nodes/parsenodes.h"
@@ -48,6 +55,7 @@
 #include "utils/guc.h"
 #include "utils/lsyscache.h"
 #include "utils/rel.h"
+#include "utils/syscache.h"
 
 #include "am.h"
 #include "../fpsketch_am.h"
@@ -445,25 +453,92 @@ fps_membership_statement_start(PlannedStmt *stmt)
  * and drops t, R inserts x; W had taken a timestamp below R's).  Every
  * dropped relation passes here, those a CASCADE or DROP SCHEMA takes along
  * included; temporary ones are untracked.
+ *
+ * A DROP also changes the fpsketch tables that stay when it takes a part of
+ * them along: a column (DROP TYPE or DROP TABLE of a row type, CASCADE),
+ * an index, a constraint (a foreign key to a dropped table), a policy, a
+ * rule, a trigger or a default (DROP FUNCTION or DROP TABLE of what they
+ * use, CASCADE).  Their key
+ * scheme, or what their writes may do, changes without a write of theirs,
+ * so the floor of every key rises, as for DROP of a table (helper-28: with
+ * only the dropped table's keys raised, DROP TABLE x CASCADE removed c's
+ * primary-key column, or its foreign key to x, and a transaction that then
+ * used c was ordered before the DROP).
  */
 static object_access_hook_type prev_object_access_hook = NULL;
+
+/* The table column relid_attnum of catalog's row objectId names. */
+static Oid
+owning_table(Oid catalog_id, AttrNumber oid_attnum, AttrNumber relid_attnum,
+			 Oid objectId)
+{
+	Relation	catalog = table_open(catalog_id, AccessShareLock);
+	HeapTuple	tup = get_catalog_object_by_oid(catalog, oid_attnum, objectId);
+	Oid			relid = InvalidOid;
+
+	if (HeapTupleIsValid(tup))
+	{
+		bool		isnull;
+		Datum		d = heap_getattr(tup, relid_attnum, RelationGetDescr(catalog), &isnull);
+
+		if (!isnull)
+			relid = DatumGetObjectId(d);
+	}
+	table_close(catalog, AccessShareLock);
+	return relid;
+}
+
+/* The table that the dropped object is (a part of), or InvalidOid. */
+static Oid
+dropped_table(Oid classId, Oid objectId, int subId)
+{
+	if (classId == RelationRelationId)
+	{
+		char		relkind = get_rel_relkind(objectId);
+
+		if (subId == 0 &&
+			(relkind == RELKIND_INDEX || relkind == RELKIND_PARTITIONED_INDEX))
+			return IndexGetRelation(objectId, true);
+		return objectId;
+	}
+	if (classId == ConstraintRelationId)
+	{
+		HeapTuple	tup = SearchSysCache1(CONSTROID, ObjectIdGetDatum(objectId));
+		Oid			conrelid = InvalidOid;
+
+		if (HeapTupleIsValid(tup))
+		{
+			conrelid = ((Form_pg_constraint) GETSTRUCT(tup))->conrelid;
+			ReleaseSysCache(tup);
+		}
+		return conrelid;
+	}
+	/* what its readers see, or what its writes do */
+	if (classId == PolicyRelationId)
+		return owning_table(classId, Anum_pg_policy_oid, Anum_pg_policy_polrelid, objectId);
+	if (classId == RewriteRelationId)
+		return owning_table(classId, Anum_pg_rewrite_oid, Anum_pg_rewrite_ev_class, objectId);
+	if (classId == TriggerRelationId)
+		return owning_table(classId, Anum_pg_trigger_oid, Anum_pg_trigger_tgrelid, objectId);
+	if (classId == AttrDefaultRelationId)
+		return owning_table(classId, Anum_pg_attrdef_oid, Anum_pg_attrdef_adrelid, objectId);
+	return InvalidOid;
+}
 
 static void
 note_dropped_relation(ObjectAccessType access, Oid classId, Oid objectId,
 					  int subId, void *arg)
 {
+	Oid			table;
+
 	if (prev_object_access_hook)
 		prev_object_access_hook(access, classId, objectId, subId, arg);
-	if (access == OAT_DROP && classId == RelationRelationId && subId == 0 &&
-		IsTransactionState() && fps_relam_is_fpsketch(objectId) &&
-		get_rel_persistence(objectId) != RELPERSISTENCE_TEMP)
-	{
-		/* a member leaves its parents' scans: their readers see it go */
-		if (has_superclass(objectId))
-			fps_txn_note_untracked_write_everywhere(objectId);
-		else
-			fps_txn_note_untracked_write(objectId);
-	}
+	if (access != OAT_DROP || !IsTransactionState())
+		return;
+	table = dropped_table(classId, objectId, subId);
+	if (OidIsValid(table) && fps_relam_is_fpsketch(table) &&
+		get_rel_persistence(table) != RELPERSISTENCE_TEMP)
+		fps_txn_note_untracked_write_everywhere(table);
 }
 
 void

@@ -11,7 +11,7 @@
 #
 # T reads acct row 1; another session runs DDL on another table; T reads
 # acct row 2 and updates row 3.  (a) TRUNCATE of staging, (b) CREATE
-# TABLE ... AS and DROP in another database, (c) a column group of
+# TABLE ... AS in another database, (c) a column group of
 # staging declared and dropped.  T must commit under every protocol.
 #
 # (d) The floor still covers the table the DDL wrote: T reads acct, then
@@ -22,6 +22,14 @@
 #
 # (e) A partition's DROP or DETACH still raises the floor of every key: a
 # reader of the parent sees the partition go, and reads no key of it.
+#
+# (f) So does a DROP that changes a table that stays (helper-28): DROP
+# TABLE x CASCADE drops c's foreign key to x, or c's primary-key column of
+# x's row type; DROP TYPE e CASCADE drops c's primary-key column of type e
+# (which raised no floor at all before).  T reads acct row 5; W updates it
+# and drops; T then inserts an orphan c row (must fail), or reads c after
+# W0 wrote it and acct row 5 (must fail, or read neither write).
+# (A DROP of a table raises every key's floor, as before key classes.)
 
 use strict;
 use warnings;
@@ -49,7 +57,7 @@ $node->safe_psql(
 
 my %ddl = (
 	a => [ 'postgres', 'TRUNCATE staging; INSERT INTO staging SELECT g, 0 FROM generate_series(1, 10) g;' ],
-	b => [ 'other', 'CREATE TABLE scratch USING fpsketch AS SELECT g AS id FROM generate_series(1, 100) g; DROP TABLE scratch;' ],
+	b => [ 'other', 'CREATE TABLE scratch_%s USING fpsketch AS SELECT g AS id FROM generate_series(1, 100) g;' ],
 	c => [ 'postgres', q{SELECT fpsketch_set_column_group('staging', 'w_group', ARRAY['w']); SELECT fpsketch_set_column_group('staging', 'w_group', NULL);} ],
 );
 
@@ -84,6 +92,7 @@ foreach my $proto (protocols($node))
 	foreach my $case (qw(a b c))
 	{
 		my ($db, $sql) = @{ $ddl{$case} };
+		$sql = sprintf($sql, $proto) if $case eq 'b';
 		my $t = FpsTest::Session->new($node, app => 'fps_t');
 		# new keys each round: seeded from the sketch and the floors
 		my ($r1, $r2, $r3) = map { $row++ % 100 + 1 } 1 .. 3;
@@ -117,6 +126,48 @@ foreach my $proto (protocols($node))
 			'SELECT count(*) FROM p; UPDATE acct SET v = v + 1 WHERE id = 50; COMMIT;');
 		my $got = $err =~ /ERROR:\s+(\w+)/ ? $1 : "$absent|$out";
 		is($got, '40001', "$proto (e) $step: T, which saw the change but not W's row, failed");
+		$t->close;
+	}
+
+	# (f)
+	foreach my $variant ('fk', 'table', 'type')
+	{
+		$node->safe_psql('postgres',
+			'DROP TABLE IF EXISTS c, x CASCADE; DROP TYPE IF EXISTS e CASCADE;
+			 SET default_table_access_method = fpsketch;
+			 CREATE TYPE e AS ENUM (\'a\', \'b\');'
+			  . ($variant eq 'fk'
+				? 'CREATE TABLE x (id int PRIMARY KEY);
+				   CREATE TABLE c (id int PRIMARY KEY, xid int REFERENCES x);'
+				: $variant eq 'table'
+				? 'CREATE TABLE x (a int);
+				   CREATE TABLE c (id int, r x, v int NOT NULL, PRIMARY KEY (id, r));
+				   INSERT INTO c VALUES (1, row(1)::x, 0);'
+				: 'CREATE TABLE c (id int, r e, v int NOT NULL, PRIMARY KEY (id, r));
+				   INSERT INTO c VALUES (1, \'a\', 0);')
+			  . 'UPDATE acct SET v = 0 WHERE id = 5;');
+		# timestamps well past c's keys
+		$node->safe_psql('postgres', 'UPDATE acct SET v = v + 1 WHERE id = 99;') for 1 .. 20;
+		my $t = FpsTest::Session->new($node, app => 'fps_t');
+		$t->query('BEGIN; SELECT v FROM acct WHERE id = 5;');
+		if ($variant ne 'fk')
+		{
+			# W0: writes acct 5 and c, before the DROP; T must not see one without the other
+			$node->safe_psql('postgres',
+				'BEGIN; SELECT v FROM acct WHERE id = 99; UPDATE acct SET v = 1 WHERE id = 5;
+				 UPDATE c SET v = 1 WHERE id = 1; COMMIT;');
+		}
+		$node->safe_psql('postgres',
+			'BEGIN;' . ($variant eq 'fk' ? ' UPDATE acct SET v = 1 WHERE id = 5;' : '')
+			  . ($variant eq 'type' ? ' DROP TYPE e CASCADE;' : ' DROP TABLE x CASCADE;')
+			  . ' COMMIT;');
+		my ($out, $err) = $t->query(
+			($variant eq 'fk' ? 'INSERT INTO c VALUES (1, 42);' : 'SELECT v FROM c WHERE id = 1;')
+			  . ' COMMIT;');
+		my $got = $err =~ /ERROR:\s+(\w+)/ ? $1 : "committed $out";
+		# reading c: 0 is W0's row before W0, which MVTO reads at T's timestamp
+		ok($got eq '40001' || ($variant ne 'fk' && $got eq 'committed 0'),
+			"$proto (f) $variant: T, ordered before W by acct, did not see W0's c without its acct: $got");
 		$t->close;
 	}
 }
