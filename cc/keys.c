@@ -67,18 +67,12 @@
  * raised for the relation's untracked writes (fps_raise_class_floor) covers
  * them all and leaves the keys of nearly every other relation alone.
  */
+static fps_u64 relation_hash(Oid relid, fps_u64 seed);
+
 uint32
 fps_relation_key_class(Oid relid)
 {
-	struct
-	{
-		Oid			dbid;
-		Oid			relid;
-	}			buf;
-
-	buf.dbid = MyDatabaseId;
-	buf.relid = relid;
-	return fps_key_class(XXH3_64bits_withSeed(&buf, sizeof(buf), FPS_SEED_KEY_CLASS));
+	return fps_key_class(relation_hash(relid, FPS_SEED_KEY_CLASS));
 }
 
 /* The key of a row's column group: group 0 is the row key itself. */
@@ -266,8 +260,9 @@ fps_gap_escalation_key(FpsPrefixIndex *index, int nprefix)
 							index->key_class);
 }
 
+/* A hash of relid in this database, under seed. */
 static fps_u64
-relation_key(Oid relid, fps_u64 seed)
+relation_hash(Oid relid, fps_u64 seed)
 {
 	struct
 	{
@@ -277,8 +272,13 @@ relation_key(Oid relid, fps_u64 seed)
 
 	buf.dbid = MyDatabaseId;
 	buf.relid = relid;
-	return fps_key_in_class(XXH3_64bits_withSeed(&buf, sizeof(buf), seed),
-							fps_relation_key_class(relid));
+	return XXH3_64bits_withSeed(&buf, sizeof(buf), seed);
+}
+
+static fps_u64
+relation_key(Oid relid, fps_u64 seed)
+{
+	return fps_key_in_class(relation_hash(relid, seed), fps_relation_key_class(relid));
 }
 
 static void
