@@ -84,7 +84,7 @@ int			fps_max_prepared_keys = 16384;
 
 #define PREPARED_DIR		"pg_fpsketch/prepared"
 #define PREPARED_MAGIC		0x46505350	/* "FPSP" */
-#define PREPARED_VERSION	2
+#define PREPARED_VERSION	3	/* 3: keys in their relation's key class */
 #define PREPARED_TEMP_SUFFIX	".tmp"
 
 typedef enum PreparedState
@@ -816,7 +816,7 @@ find_orphans(void)
 		ereport(LOG,
 				(errmsg("fpsketch: prepared transaction %u wrote relation %u of database %u, but its fpsketch state is not on this server",
 						xid, l->locktag.locktag_field2, l->locktag.locktag_field1),
-				 errdetail("It was prepared before a failover or a restore from a base backup: pg_fpsketch/prepared is not in WAL."),
+				 errdetail("It was prepared before a failover or a restore from a base backup (pg_fpsketch/prepared is not in WAL), or by an older version of fpsketch."),
 				 errhint("COMMIT PREPARED or ROLLBACK PREPARED it (pg_prepared_xacts); if the relation uses fpsketch, transactions on it fail until then.")));
 	}
 	if (prepared->orphans_everywhere)
@@ -865,7 +865,7 @@ wait_for_orphan(TransactionId xid, Oid relid)
 			ereport(ERROR,
 					(errcode(ERRCODE_T_R_SERIALIZATION_FAILURE),
 					 errmsg("could not serialize access due to concurrent update"),
-					 errdetail("Relation \"%s\" was written by prepared transaction %u, whose fpsketch state is not on this server (it was prepared before a failover or a restore from a base backup).",
+					 errdetail("Relation \"%s\" was written by prepared transaction %u, whose fpsketch state is not on this server (it was prepared before a failover or a restore from a base backup, or by an older version of fpsketch).",
 							   relname ? relname : "?", xid),
 					 errhint("COMMIT PREPARED or ROLLBACK PREPARED it (see pg_prepared_xacts); the transaction might succeed if retried after that.")));
 		}
@@ -1176,6 +1176,25 @@ read_file(const char *path, PreparedFileHeader *header, PreparedFileKey **keys)
 }
 
 /*
+ * Is path a prepared transaction file of an older format (its header in
+ * *header)?  Version 2 holds keys computed before key classes (cc/keys.c),
+ * which no key of this version equals.
+ */
+static bool
+older_format(const char *path, PreparedFileHeader *header)
+{
+	int			fd = OpenTransientFile(path, O_RDONLY | PG_BINARY);
+	bool		older;
+
+	if (fd < 0)
+		return false;
+	older = read(fd, header, sizeof(*header)) == sizeof(*header) &&
+		header->magic == PREPARED_MAGIC && header->version < PREPARED_VERSION;
+	CloseTransientFile(fd);
+	return older;
+}
+
+/*
  * Lock a recovered key again.  TicToc: the lock bit; STO and MVTO: the
  * dirty mark, at the commit timestamp it will install.
  */
@@ -1250,6 +1269,27 @@ recover(void)
 		}
 		if (strlen(de->d_name) != 8)
 			continue;
+		if (older_format(path, &header))
+		{
+			char		aside[MAXPGPATH];
+
+			/*
+			 * Its keys lock nothing this version reads: set it aside, and the
+			 * transaction is one prepared without fpsketch state, whose
+			 * relations wait for its end (find_orphans).
+			 */
+			snprintf(aside, sizeof(aside), "%s.v%u", path, header.version);
+			if (rename(path, aside) != 0)
+				ereport(FATAL,
+						(errcode_for_file_access(),
+						 errmsg("could not rename file \"%s\" to \"%s\": %m", path, aside)));
+			ereport(WARNING,
+					(errmsg("fpsketch: prepared transaction file \"%s\" is of an older version of fpsketch, set aside as \"%s\"",
+							path, aside),
+					 errdetail("Its keys are not the keys this version computes.  Until transaction %u (\"%s\") ends, tracked access to the relations it wrote waits for it, as for a transaction prepared on another server.",
+							   header.xid, header.gid)));
+			continue;
+		}
 		if (!read_file(path, &header, &keys))
 			ereport(FATAL,
 					(errcode(ERRCODE_DATA_CORRUPTED),
