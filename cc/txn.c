@@ -800,7 +800,8 @@ try_fine_access(fps_u64 key, Oid relid, bool read)
 		return access;
 	if (unlikely(pins_guaranteed < 0))
 		pin_budget_init();
-	if (read && unlikely(fps_txn.nfine >= pins_guaranteed))
+	/* the limit is pins_guaranteed at least: a bound that skips most calls */
+	if (read && unlikely(fps_txn.nfine >= pins_guaranteed - pins_guaranteed / 8))
 	{
 		int			own_limit = pins_guaranteed +
 			Min(pins_borrow_limit(), pins_role_limit());

@@ -47,13 +47,21 @@ is($node->safe_psql('postgres', 'SELECT count(*) FROM rqlog'),
 
 SKIP:
 {
-	skip 'this build has no STO', 1 unless grep { $_ eq 'sto' } protocols($node);
+	skip 'this build has no STO', 2 unless grep { $_ eq 'sto' } protocols($node);
 	set_conf($node, 'fpsketch.protocol', 'sto');
 	$node->restart;
 	my ($ret, $out, $err) = $node->psql('postgres',
 		'SET enable_seqscan = off; UPDATE wide SET v = v + 1 WHERE k <= 17000;');
 	like($err, qr/54000|more rows than fpsketch can track/,
 		'sto: writing more rows than the limit still fails with 54000');
+	# helper-29: with fpsketch.max_pins_per_transaction at about a
+	# backend's own share, the first version of the reserve left nothing
+	($ret, $out, $err) = $node->psql('postgres',
+		q{BEGIN; SET LOCAL fpsketch.max_pins_per_transaction = 140;
+		  SELECT count(*) FROM (SELECT * FROM wide WHERE k <= 180 ORDER BY k) s;
+		  INSERT INTO rqlog (note) VALUES ('small limit'); COMMIT;});
+	is($err =~ /ERROR:\s+(?:\w+:\s+)?(.*)/ ? $1 : 'committed', 'committed',
+		'sto: 180 rows read under a limit of 140, then a one-row INSERT commits');
 }
 
 done_testing();
