@@ -520,6 +520,48 @@ drops_fpsketch_index(DropStmt *stmt)
 }
 
 /*
+ * Does stmt change what reads or writes of fpsketch tables do, without a
+ * write of theirs: a trigger, rule or policy of one (or of a parent of
+ * one), a domain's constraints, a composite type's attributes (typed
+ * tables)?  Then the transaction commits at the floor, after the
+ * transactions that read and wrote them under the old rules (helper-29:
+ * T read acct, W changed acct and created a trigger that sets v = 99, T's
+ * insert got 99; and the same with CREATE RULE, ALTER POLICY, ALTER DOMAIN
+ * ... DROP CONSTRAINT, ALTER TYPE ... CASCADE).  The domain and type are
+ * not followed to their tables: rare DDL, every key's floor.
+ */
+static bool
+changes_rules(Node *stmt)
+{
+	RangeVar   *rv = NULL;
+	Oid			relid;
+
+	switch (nodeTag(stmt))
+	{
+		case T_CreateTrigStmt:
+			rv = ((CreateTrigStmt *) stmt)->relation;
+			break;
+		case T_RuleStmt:
+			rv = ((RuleStmt *) stmt)->relation;
+			break;
+		case T_CreatePolicyStmt:
+			rv = ((CreatePolicyStmt *) stmt)->table;
+			break;
+		case T_AlterPolicyStmt:
+			rv = ((AlterPolicyStmt *) stmt)->table;
+			break;
+		case T_AlterDomainStmt:
+			return true;
+		case T_AlterTableStmt:
+			return ((AlterTableStmt *) stmt)->objtype == OBJECT_TYPE;
+		default:
+			return false;
+	}
+	relid = RangeVarGetRelid(rv, NoLock, true);
+	return OidIsValid(relid) && fps_membership_has_fpsketch(relid);
+}
+
+/*
  * Statements that can change an fpsketch table's key scheme (primary key,
  * replica identity) without rewriting it: the transaction raises the floor
  * at commit, as a rewrite does.
@@ -536,9 +578,10 @@ fps_process_utility(PlannedStmt *pstmt, const char *queryString,
 	bool		finishes_prepared = false;
 	bool		adds_members = false;
 	bool		changes_members = false;
+	bool		rules_change = fps_sketch != NULL && changes_rules(stmt);
 	Oid			parent = InvalidOid;
 
-	if (fps_sketch != NULL && IsA(stmt, AlterTableStmt))
+	if (fps_sketch != NULL && IsA(stmt, AlterTableStmt) && !rules_change)
 	{
 		Oid			relid = RangeVarGetRelid(((AlterTableStmt *) stmt)->relation,
 											 NoLock, true);
@@ -598,6 +641,8 @@ fps_process_utility(PlannedStmt *pstmt, const char *queryString,
 		fps_txn_note_untracked_write_everywhere(parent);
 	if (changes_members && IsTransactionState())
 		fps_txn_note_untracked_write_everywhere(altered);
+	if (rules_change && IsTransactionState())
+		fps_txn_note_untracked_write_everywhere(InvalidOid);
 
 	/*
 	 * PostgreSQL has recorded the outcome and removed the transaction from
