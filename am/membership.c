@@ -37,7 +37,6 @@
 #include "catalog/indexing.h"
 #include "catalog/namespace.h"
 #include "catalog/objectaccess.h"
-#include "catalog/objectaddress.h"
 #include "catalog/pg_attrdef.h"
 #include "catalog/pg_class.h"
 #include "catalog/pg_constraint.h"
@@ -467,15 +466,21 @@ fps_membership_statement_start(PlannedStmt *stmt)
  */
 static object_access_hook_type prev_object_access_hook = NULL;
 
-/* The table column relid_attnum of catalog's row objectId names. */
+/* The table that column relid_attnum of catalog's row objectId names. */
 static Oid
-owning_table(Oid catalog_id, AttrNumber oid_attnum, AttrNumber relid_attnum,
-			 Oid objectId)
+owning_table(Oid catalog_id, Oid oid_index_id, AttrNumber oid_attnum,
+			 AttrNumber relid_attnum, Oid objectId)
 {
 	Relation	catalog = table_open(catalog_id, AccessShareLock);
-	HeapTuple	tup = get_catalog_object_by_oid(catalog, oid_attnum, objectId);
+	ScanKeyData key;
+	SysScanDesc scan;
+	HeapTuple	tup;
 	Oid			relid = InvalidOid;
 
+	ScanKeyInit(&key, oid_attnum, BTEqualStrategyNumber, F_OIDEQ,
+				ObjectIdGetDatum(objectId));
+	scan = systable_beginscan(catalog, oid_index_id, true, NULL, 1, &key);
+	tup = systable_getnext(scan);
 	if (HeapTupleIsValid(tup))
 	{
 		bool		isnull;
@@ -484,6 +489,7 @@ owning_table(Oid catalog_id, AttrNumber oid_attnum, AttrNumber relid_attnum,
 		if (!isnull)
 			relid = DatumGetObjectId(d);
 	}
+	systable_endscan(scan);
 	table_close(catalog, AccessShareLock);
 	return relid;
 }
@@ -515,13 +521,17 @@ dropped_table(Oid classId, Oid objectId, int subId)
 	}
 	/* what its readers see, or what its writes do */
 	if (classId == PolicyRelationId)
-		return owning_table(classId, Anum_pg_policy_oid, Anum_pg_policy_polrelid, objectId);
+		return owning_table(classId, PolicyOidIndexId, Anum_pg_policy_oid,
+							Anum_pg_policy_polrelid, objectId);
 	if (classId == RewriteRelationId)
-		return owning_table(classId, Anum_pg_rewrite_oid, Anum_pg_rewrite_ev_class, objectId);
+		return owning_table(classId, RewriteOidIndexId, Anum_pg_rewrite_oid,
+							Anum_pg_rewrite_ev_class, objectId);
 	if (classId == TriggerRelationId)
-		return owning_table(classId, Anum_pg_trigger_oid, Anum_pg_trigger_tgrelid, objectId);
+		return owning_table(classId, TriggerOidIndexId, Anum_pg_trigger_oid,
+							Anum_pg_trigger_tgrelid, objectId);
 	if (classId == AttrDefaultRelationId)
-		return owning_table(classId, Anum_pg_attrdef_oid, Anum_pg_attrdef_adrelid, objectId);
+		return owning_table(classId, AttrDefaultOidIndexId, Anum_pg_attrdef_oid,
+							Anum_pg_attrdef_adrelid, objectId);
 	return InvalidOid;
 }
 
