@@ -1,0 +1,2 @@
+\set k random(1, 1000)
+SELECT sub_reads(:k);
