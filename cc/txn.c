@@ -801,7 +801,8 @@ try_fine_access(fps_u64 key, Oid relid, bool read)
 	if (unlikely(pins_guaranteed < 0))
 		pin_budget_init();
 	/* the limit is pins_guaranteed at least: a bound that skips most calls */
-	if (read && unlikely(fps_txn.nfine >= pins_guaranteed - pins_guaranteed / 8))
+	if (read && unlikely(fps_txn.nfine >= pins_guaranteed - pins_guaranteed / 8) &&
+		fps_timestamp_ordered())
 	{
 		int			own_limit = pins_guaranteed +
 			Min(pins_borrow_limit(), pins_role_limit());
@@ -836,13 +837,15 @@ fps_txn_try_access(fps_u64 key, Oid relid)
 }
 
 /*
- * The same for a read, which leaves an eighth of the transaction's own
- * limit to its writes: past the rest, reads escalate (the caller reads the
- * relation's escalation or relation key instead), so that a transaction
- * that read much can still write a few rows.  helper-26: under STO, whose
- * writes cannot escalate, a transaction that counted 17 tables of 1000 rows
- * (each below fpsketch.escalation_threshold) had no pin left for a one-row
- * INSERT, which failed with 54000 on every retry.
+ * The same for a read, which under STO and MVTO leaves an eighth of the
+ * transaction's own limit to its writes: past the rest, reads escalate (the
+ * caller reads the relation's escalation or relation key instead), so that
+ * a transaction that read much can still write a few rows.  helper-26:
+ * under STO, whose writes cannot escalate, a transaction that counted 17
+ * tables of 1000 rows (each below fpsketch.escalation_threshold) had no pin
+ * left for a one-row INSERT, which failed with 54000 on every retry.  Under
+ * TicToc a write past the budget takes its table in ACCESS EXCLUSIVE mode
+ * instead (am/track.c), and reads use the whole budget, as before.
  */
 FpsAccess *
 fps_txn_try_read_access(fps_u64 key, Oid relid)
