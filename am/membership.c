@@ -466,25 +466,42 @@ fps_membership_statement_start(PlannedStmt *stmt)
  */
 static object_access_hook_type prev_object_access_hook = NULL;
 
-/* The table that column relid_attnum of catalog's row objectId names. */
-static Oid
-owning_table(Oid catalog_id, Oid oid_index_id, AttrNumber oid_attnum,
-			 AttrNumber relid_attnum, Oid objectId)
+/*
+ * Catalogs of the parts of a table that a DROP may take along, and the
+ * column naming the table.
+ */
+static const struct
 {
-	Relation	catalog = table_open(catalog_id, AccessShareLock);
+	Oid			catalog;
+	Oid			oid_index;
+	AttrNumber	oid_attnum;
+	AttrNumber	relid_attnum;
+}			table_parts[] = {
+	{PolicyRelationId, PolicyOidIndexId, Anum_pg_policy_oid, Anum_pg_policy_polrelid},
+	{RewriteRelationId, RewriteOidIndexId, Anum_pg_rewrite_oid, Anum_pg_rewrite_ev_class},
+	{TriggerRelationId, TriggerOidIndexId, Anum_pg_trigger_oid, Anum_pg_trigger_tgrelid},
+	{AttrDefaultRelationId, AttrDefaultOidIndexId, Anum_pg_attrdef_oid, Anum_pg_attrdef_adrelid},
+};
+
+/* The table that part i of table_parts (its row objectId) belongs to. */
+static Oid
+owning_table(int i, Oid objectId)
+{
+	Relation	catalog = table_open(table_parts[i].catalog, AccessShareLock);
 	ScanKeyData key;
 	SysScanDesc scan;
 	HeapTuple	tup;
 	Oid			relid = InvalidOid;
 
-	ScanKeyInit(&key, oid_attnum, BTEqualStrategyNumber, F_OIDEQ,
+	ScanKeyInit(&key, table_parts[i].oid_attnum, BTEqualStrategyNumber, F_OIDEQ,
 				ObjectIdGetDatum(objectId));
-	scan = systable_beginscan(catalog, oid_index_id, true, NULL, 1, &key);
+	scan = systable_beginscan(catalog, table_parts[i].oid_index, true, NULL, 1, &key);
 	tup = systable_getnext(scan);
 	if (HeapTupleIsValid(tup))
 	{
 		bool		isnull;
-		Datum		d = heap_getattr(tup, relid_attnum, RelationGetDescr(catalog), &isnull);
+		Datum		d = heap_getattr(tup, table_parts[i].relid_attnum,
+									 RelationGetDescr(catalog), &isnull);
 
 		if (!isnull)
 			relid = DatumGetObjectId(d);
@@ -520,18 +537,9 @@ dropped_table(Oid classId, Oid objectId, int subId)
 		return conrelid;
 	}
 	/* what its readers see, or what its writes do */
-	if (classId == PolicyRelationId)
-		return owning_table(classId, PolicyOidIndexId, Anum_pg_policy_oid,
-							Anum_pg_policy_polrelid, objectId);
-	if (classId == RewriteRelationId)
-		return owning_table(classId, RewriteOidIndexId, Anum_pg_rewrite_oid,
-							Anum_pg_rewrite_ev_class, objectId);
-	if (classId == TriggerRelationId)
-		return owning_table(classId, TriggerOidIndexId, Anum_pg_trigger_oid,
-							Anum_pg_trigger_tgrelid, objectId);
-	if (classId == AttrDefaultRelationId)
-		return owning_table(classId, AttrDefaultOidIndexId, Anum_pg_attrdef_oid,
-							Anum_pg_attrdef_adrelid, objectId);
+	for (int i = 0; i < lengthof(table_parts); i++)
+		if (classId == table_parts[i].catalog)
+			return owning_table(i, objectId);
 	return InvalidOid;
 }
 

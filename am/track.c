@@ -528,7 +528,7 @@ fps_track_delete(Relation rel, ItemPointer tid)
 		return;
 	if (!info->by_tid || info->nprefix > 0)
 		old = refetch_old_version(rel, tid);
-	key = info->by_tid ? fps_key_from_tid(rel, tid) : fps_key_from_slot(rel, info, old);
+	key = info->by_tid ? fps_key_from_tid(info, tid) : fps_key_from_slot(rel, info, old);
 	if (write_row_groups(rel, rs, info, key, FPS_ALL_GROUPS(info)))
 	{
 		/* escalated readers of the relation see every write through this key */
@@ -571,7 +571,7 @@ fps_track_update(Relation rel, ItemPointer old_tid, TupleTableSlot *slot,
 	groups = fps_statement_groups(rel, info, true);
 	new_key = fps_key_from_slot(rel, info, slot);
 	if (info->by_tid)
-		old_key = fps_key_from_tid(rel, old_tid);
+		old_key = fps_key_from_tid(info, old_tid);
 	else
 		old_key = old != NULL ? fps_key_from_slot(rel, info, old) : new_key;
 	if (write_row_groups(rel, rs, info, old_key, groups) &&

@@ -205,7 +205,7 @@ extern uint64 fps_relcache_invalidations;
 extern uint64 fps_relcache_invalidations_at_xact_end;
 extern FpsRelInfo *fps_relinfo(Relation rel);
 extern fps_u64 fps_key_from_slot(Relation rel, FpsRelInfo *info, TupleTableSlot *slot);
-extern fps_u64 fps_key_from_tid(Relation rel, ItemPointer tid);
+extern fps_u64 fps_key_from_tid(FpsRelInfo *info, ItemPointer tid);
 extern uint32 fps_relation_key_class(Oid relid);
 extern FpsPrefixIndex *fps_prefix_index(FpsRelInfo *info, Oid indexoid);
 extern uint64 fps_hash_value(struct TypeCacheEntry *type, Oid collation, Datum value, bool isnull);

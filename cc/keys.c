@@ -752,7 +752,7 @@ fps_key_from_slot(Relation rel, FpsRelInfo *info, TupleTableSlot *slot)
 	int			i;
 
 	if (info->by_tid)
-		return fps_key_from_tid(rel, &slot->tts_tid);
+		return fps_key_from_tid(info, &slot->tts_tid);
 
 	buf.dbid = MyDatabaseId;
 	buf.relid = info->relid;
@@ -772,7 +772,7 @@ fps_key_from_slot(Relation rel, FpsRelInfo *info, TupleTableSlot *slot)
 }
 
 fps_u64
-fps_key_from_tid(Relation rel, ItemPointer tid)
+fps_key_from_tid(FpsRelInfo *info, ItemPointer tid)
 {
 	struct
 	{
@@ -783,9 +783,9 @@ fps_key_from_tid(Relation rel, ItemPointer tid)
 	}			buf;
 
 	buf.dbid = MyDatabaseId;
-	buf.relid = RelationGetRelid(rel);
+	buf.relid = info->relid;
 	buf.block = ItemPointerGetBlockNumber(tid);
 	buf.offset = ItemPointerGetOffsetNumber(tid);
 	return fps_key_in_class(XXH3_64bits_withSeed(&buf, sizeof(buf), FPS_SEED_TID_KEY),
-							fps_relation_key_class(buf.relid));
+							info->key_class);
 }
